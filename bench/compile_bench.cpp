@@ -1,0 +1,195 @@
+// Compile-time benchmarks (no GPU needed): raw NVRTC against kreg on the same trivial
+// source, and parallel prewarm against the sum of single compiles.
+#include <kreg/kreg.hpp>
+
+#include <benchmark/benchmark.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+const char* kTrivial =
+    "extern \"C\" __global__ void add(const float* a, const float* b, float* c, int n) {"
+    " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }\n";
+
+std::string arch() {
+  const char* env = std::getenv("KREG_BENCH_ARCH");
+  return env != nullptr ? env : "sm_90";
+}
+
+void raw_compile(const std::string& source, const std::vector<std::string>& options) {
+  nvrtcProgram program = nullptr;
+  if (nvrtcCreateProgram(&program, source.c_str(), "add.cu", 0, nullptr, nullptr) !=
+      NVRTC_SUCCESS) {
+    throw std::runtime_error("nvrtcCreateProgram failed");
+  }
+  std::vector<const char*> pointers;
+  for (const auto& o : options) pointers.push_back(o.c_str());
+  if (nvrtcCompileProgram(program, static_cast<int>(pointers.size()), pointers.data()) !=
+      NVRTC_SUCCESS) {
+    throw std::runtime_error("nvrtcCompileProgram failed");
+  }
+  std::size_t size = 0;
+  nvrtcGetCUBINSize(program, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(program, cubin.data());
+  benchmark::DoNotOptimize(cubin.data());
+  nvrtcDestroyProgram(&program);
+}
+
+void BM_RawNvrtc(benchmark::State& state) {
+  std::vector<std::string> options = {"-arch=" + arch()};
+  if (state.range(0) != 0) options.emplace_back("-minimal");
+  raw_compile(kTrivial, options);  // NVRTC's one-time start-up stays out of the figures
+  for (auto _ : state) raw_compile(kTrivial, options);
+  state.SetLabel(state.range(0) != 0 ? "-minimal" : "default options");
+}
+BENCHMARK(BM_RawNvrtc)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(20)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+
+// A cold compile through kreg: each iteration replaces the source, which drops its cache.
+void BM_KregColdCompile(benchmark::State& state) {
+  kreg::RegistryOptions options;
+  options.arch = arch();
+  options.warm_compiler = false;
+  kreg::Registry reg(options);
+  reg.register_source("add", kTrivial);
+  reg.compile("add");
+  int version = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    // Equal-length edits keep the work identical from one iteration to the next.
+    std::string text = std::string(kTrivial) + "// v" + std::to_string(100000 + version++) + "\n";
+    reg.register_source("add", text);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(reg.compile("add").size());
+  }
+}
+BENCHMARK(BM_KregColdCompile)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(20)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
+
+// A moderately sized distinct source, so that prewarm has real work per item.
+std::string synthetic_source(int i) {
+  std::string s = "#include <kreg/kernel.cuh>\n";
+  for (int f = 0; f < 4; ++f) {
+    s += "extern \"C\" __global__ void synth_" + std::to_string(i) + "_" + std::to_string(f) +
+         "(const float* __restrict__ x, float* __restrict__ y, unsigned n) {\n"
+         "  for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * "
+         "blockDim.x) {\n"
+         "    float v = x[j];\n"
+         "#pragma unroll\n"
+         "    for (int k = 0; k < " +
+         std::to_string(4 + f) + "; ++k) v = v * 1.0001f + " + std::to_string(i) +
+         ".0f;\n"
+         "    y[j] = v;\n  }\n}\n";
+  }
+  return s;
+}
+
+std::vector<std::string> register_synthetic(kreg::Registry& reg, int sources) {
+  std::vector<std::string> names;
+  for (int i = 0; i < sources; ++i) {
+    reg.register_source("synth_" + std::to_string(i), synthetic_source(i));
+    names.push_back("synth_" + std::to_string(i) + "_0");
+  }
+  return names;
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// prewarm of N sources on the pool, against prewarming them one at a time in the same
+// process. Both do the same work per kernel (compile, and load where there is a GPU); the
+// driver and NVRTC start-up are paid before either clock starts.
+void BM_PrewarmSpeedup(benchmark::State& state) {
+  const int sources = static_cast<int>(state.range(0));
+  const unsigned workers = std::max(1U, std::thread::hardware_concurrency());
+  double serial_ms = 0;
+  double parallel_ms = 0;
+  for (auto _ : state) {
+    kreg::RegistryOptions options;
+    options.arch = arch();
+    options.warm_compiler = false;
+    {
+      kreg::Registry reg(options);
+      auto names = register_synthetic(reg, sources);
+      reg.prewarm({"elementwise_add_f32"});  // driver and NVRTC start-up
+      const auto start = std::chrono::steady_clock::now();
+      for (const auto& name : names) reg.prewarm({name});
+      serial_ms = elapsed_ms(start);
+    }
+    {
+      kreg::Registry reg(options);
+      auto names = register_synthetic(reg, sources);
+      reg.prewarm({"elementwise_add_f32"});
+      const auto start = std::chrono::steady_clock::now();
+      const std::size_t ready = reg.prewarm(names);
+      parallel_ms = elapsed_ms(start);
+      if (ready != names.size()) state.SkipWithError("prewarm missed kernels");
+    }
+    state.SetIterationTime(parallel_ms / 1000.0);
+  }
+  state.counters["serial_ms"] = serial_ms;
+  state.counters["prewarm_ms"] = parallel_ms;
+  state.counters["workers"] = workers;
+  state.counters["speedup"] = serial_ms / parallel_ms;
+  state.counters["speedup_per_worker"] = serial_ms / parallel_ms / workers;
+}
+BENCHMARK(BM_PrewarmSpeedup)
+    ->Arg(64)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(3);
+
+// NVRTC's own scaling: T threads compiling distinct programs, no kreg involved.
+void BM_RawNvrtcParallel(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int kPerThread = 8;
+  const std::vector<std::string> options = {"-arch=" + arch(), "-minimal"};
+  raw_compile(kTrivial, options);
+  for (auto _ : state) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          std::string source = synthetic_source(t * kPerThread + i);
+          // The kreg header is not available to raw NVRTC; drop the include.
+          source.erase(0, source.find('\n') + 1);
+          raw_compile(source, options);
+        }
+      });
+    }
+    for (auto& thread : pool) thread.join();
+  }
+  state.counters["compiles_per_s"] = benchmark::Counter(
+      static_cast<double>(threads * kPerThread), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_RawNvrtcParallel)
+    ->Arg(1)
+    ->Arg(4)
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,94 @@
+// The first compile of a fresh process, which pays NVRTC's own start-up. One measurement
+// per process; first_call.sh runs it repeatedly and reports medians.
+//
+//   kreg_first_call raw             raw NVRTC, trivial kernel, -minimal
+//   kreg_first_call kreg            kreg, warm_compiler off
+//   kreg_first_call kreg-warm MS    kreg, warm_compiler on, MS of other start-up work first
+//   kreg_first_call first-launch    kreg get + launch + synchronize of a built-in (needs a GPU)
+#include <kreg/kreg.hpp>
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const char* kTrivial =
+    "extern \"C\" __global__ void add(const float* a, const float* b, float* c, int n) {"
+    " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }\n";
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string arch() {
+  const char* env = std::getenv("KREG_BENCH_ARCH");
+  return env != nullptr ? env : "sm_90";
+}
+
+int raw(bool std17) {
+  const auto start = Clock::now();
+  nvrtcProgram program = nullptr;
+  nvrtcCreateProgram(&program, kTrivial, "add.cu", 0, nullptr, nullptr);
+  const std::string arch_option = "-arch=" + arch();
+  const char* options[] = {arch_option.c_str(), "-minimal", "-std=c++17"};
+  if (nvrtcCompileProgram(program, std17 ? 3 : 2, options) != NVRTC_SUCCESS) return 1;
+  std::size_t size = 0;
+  nvrtcGetCUBINSize(program, &size);
+  std::vector<char> cubin(size);
+  nvrtcGetCUBIN(program, cubin.data());
+  nvrtcDestroyProgram(&program);
+  std::printf("%s %.2f\n", std17 ? "raw-std" : "raw", since(start));
+  return 0;
+}
+
+int with_kreg(bool warm, int other_work_ms) {
+  kreg::RegistryOptions options;
+  options.arch = arch();
+  options.warm_compiler = warm;
+  kreg::Registry reg(options);
+  reg.register_source("add", kTrivial);
+  // Stands for what an application does between creating the registry and its first
+  // kernel (loading weights, parsing a config): the warm-up overlaps with it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(other_work_ms));
+  const auto start = Clock::now();
+  reg.compile("add");
+  std::printf("%s %.2f\n", warm ? "kreg-warm" : "kreg", since(start));
+  return 0;
+}
+
+int first_launch() {
+  const auto start = Clock::now();
+  kreg::Registry reg(kreg::RegistryOptions{.warm_compiler = false});
+  const kreg::Kernel& k = reg.get("elementwise_add_f32");
+  k.launch(kreg::Dim3{1}, kreg::Dim3{32}, 0, nullptr, static_cast<const float*>(nullptr),
+           static_cast<const float*>(nullptr), static_cast<float*>(nullptr), 0u);
+  std::printf("first-launch %.2f (compile %.2f, load %.2f)\n", since(start), reg.stats().compile_ms,
+              reg.stats().load_ms);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "raw";
+  try {
+    if (mode == "raw") return raw(false);
+    if (mode == "raw-std") return raw(true);
+    if (mode == "kreg") return with_kreg(false, argc > 2 ? std::atoi(argv[2]) : 0);
+    if (mode == "kreg-warm") return with_kreg(true, argc > 2 ? std::atoi(argv[2]) : 0);
+    if (mode == "first-launch") return first_launch();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "unknown mode '%s'\n", mode.c_str());
+  return 2;
+}

@@ -1,0 +1,94 @@
+#pragma once
+/// \file
+/// A loaded, launchable kernel.
+
+#include <kreg/binary.hpp>
+#include <kreg/types.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kreg {
+
+namespace detail {
+class KernelFactory;
+struct LaunchContext;
+}  // namespace detail
+
+/// Resource use of a kernel on the registry's device, as the driver reports it.
+struct KernelAttributes {
+  int registers = 0;              ///< Registers per thread.
+  int static_shared_bytes = 0;    ///< Statically allocated shared memory per block.
+  int local_bytes = 0;            ///< Local memory (stack, spills) per thread.
+  int constant_bytes = 0;         ///< User constant memory.
+  int max_threads_per_block = 0;  ///< The largest block this kernel can be launched with.
+};
+
+/// One entry point of a compiled source, specialized by its constants and loaded into the
+/// driver. Obtained from `Registry::get`; the registry owns it, and a reference to it stays
+/// valid for the registry's whole life (even after its source is replaced).
+class Kernel {
+ public:
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+  ~Kernel();
+
+  /// The entry name, e.g. "elementwise_add_f32".
+  const std::string& name() const noexcept { return name_; }
+  /// The cache key, e.g. "attn|200:b1|300:i64" (just the name when there are no constants).
+  const std::string& label() const noexcept { return label_; }
+  const KernelAttributes& attributes() const noexcept { return attributes_; }
+  /// The binary this kernel was loaded from.
+  const Binary& binary() const noexcept { return *binary_; }
+  /// The driver handle (a `CUkernel`), for use with the driver API directly.
+  void* native_handle() const noexcept { return handle_; }
+
+  /// Launches with typed arguments, passed by value as the kernel's parameters. The count
+  /// and the size of each argument are checked against the kernel's parameter list, so a
+  /// `long` passed for an `int` is an `InvalidArgument`, not a silent misread.
+  /// Launches on the calling thread's current context; if it has none, on the registry
+  /// device's primary context.
+  template <class... Args>
+  void launch(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+              const Args&... args) const {
+    static_assert((std::is_trivially_copyable_v<Args> && ...),
+                  "kernel arguments are copied bytewise and must be trivially copyable");
+    void* pointers[sizeof...(Args) + 1] = {const_cast<void*>(static_cast<const void*>(&args))...,
+                                           nullptr};
+    static constexpr std::size_t sizes[sizeof...(Args) + 1] = {sizeof(Args)..., 0};
+    launch_checked(grid, block, shared_bytes, stream, pointers, sizes, sizeof...(Args));
+  }
+
+  /// Launches with `args` as in `cuLaunchKernel`: one pointer per parameter. Nothing is
+  /// checked but the block size.
+  void launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                  void** args) const;
+
+ private:
+  friend class detail::KernelFactory;
+
+  Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
+         std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
+         std::vector<std::size_t> parameter_sizes, bool parameters_known,
+         std::shared_ptr<const detail::LaunchContext> context);
+
+  void launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                      void** args, const std::size_t* sizes, std::size_t count) const;
+
+  std::string name_;
+  std::string label_;
+  std::shared_ptr<const Binary> binary_;
+  std::shared_ptr<const void> library_;
+  void* handle_;
+  KernelAttributes attributes_;
+  std::vector<std::size_t> parameter_sizes_;
+  bool parameters_known_;
+  std::shared_ptr<const detail::LaunchContext> context_;
+};
+
+}  // namespace kreg

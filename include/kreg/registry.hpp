@@ -1,0 +1,123 @@
+#pragma once
+/// \file
+/// The kernel registry: sources in, launchable kernels out.
+
+#include <kreg/binary.hpp>
+#include <kreg/constants.hpp>
+#include <kreg/kernel.hpp>
+#include <kreg/types.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kreg {
+
+namespace detail {
+class RegistryImpl;
+}
+
+/// How a source is compiled, beyond what its text says.
+struct SourceOptions {
+  /// Entry names beyond those the text declares. Each is "name" for an `extern "C"`
+  /// kernel, or "name=expression" for a template instantiation such as
+  /// "fill_f32=fill<float>".
+  std::vector<std::string> entries;
+  /// NVRTC options for this source only, e.g. "-use_fast_math" or "-maxrregcount=64".
+  std::vector<std::string> compile_options;
+};
+
+/// A constant a source declares.
+struct ConstantInfo {
+  int index = 0;
+  bool is_bool = false;  ///< bool, else int
+  std::string name;
+  bool has_default = false;  ///< declared with KREG_CONSTANT_DEFAULT
+};
+
+/// What kreg read from a registered source.
+struct SourceInfo {
+  std::string name;
+  std::vector<std::string> entries;        ///< entry names, in declaration order
+  std::vector<ConstantInfo> constants;     ///< sorted by index
+  std::vector<Constants> specializations;  ///< from `// kreg:specialization` lines
+  std::vector<std::string> options;        ///< NVRTC options of this source
+  bool arch_specific = false;
+};
+
+/// A constant-specialized request: an entry name and the constants to build it with.
+struct KernelRequest {
+  std::string name;
+  Constants constants;
+};
+
+/// A thread-safe registry of CUDA C++ kernel sources that compiles each (source, constant
+/// set) once, with NVRTC, when it is first needed, and caches the result.
+///
+/// A source's entry names are its `extern "C" __global__` functions, plus those it lists in
+/// `// kreg:entry name=expression` lines or in `SourceOptions::entries`. A source may also
+/// carry `// kreg:options ...` (NVRTC options), `// kreg:specialization 200:b1|300:i4`
+/// (constant sets worth prewarming) and `// kreg:arch-specific` (compile for the "a"
+/// variant of the arch, e.g. sm_90a). All entries of a source share one compile.
+///
+/// Lookups that hit take no exclusive lock and allocate nothing. Concurrent misses on one
+/// kernel compile once; misses on different sources compile in parallel.
+class Registry {
+ public:
+  /// A registry with kreg's built-in sources registered. Nothing is compiled yet.
+  explicit Registry(RegistryOptions options = {});
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  /// Adds a source, or replaces the source of the same name. Replacing drops every cached
+  /// kernel and binary built from the old text (references already handed out stay valid).
+  /// Throws `InvalidArgument` for an empty name, a source without entries, a malformed
+  /// constant declaration, or an entry name that another source already declares.
+  void register_source(std::string name, std::string text, SourceOptions options = {});
+
+  /// The kernel for an entry name, compiled and loaded on first use.
+  /// Throws `KernelNotFound`, `CompileError`, `LoadError`, `InvalidArgument` (an index the
+  /// source does not declare, or an index given twice) or `NoDevice`.
+  const Kernel& get(std::string_view name);
+  const Kernel& get(std::string_view name, const Constants& constants);
+
+  /// Compiles (or finds) the binary that holds `name`, without loading it. Needs no GPU
+  /// when the registry has an explicit arch.
+  const Binary& compile(std::string_view name, const Constants& constants = {});
+
+  /// Makes the named kernels ready in parallel and returns how many are. Unknown names are
+  /// skipped; failures are logged at debug level. Without a GPU (and with an explicit arch)
+  /// kernels are compiled but not loaded.
+  std::size_t prewarm(const std::vector<std::string>& names, const ProgressCallback& progress = {});
+  std::size_t prewarm(const std::vector<KernelRequest>& requests,
+                      const ProgressCallback& progress = {});
+  /// Prewarms every entry of every source: without constants where the source allows it,
+  /// and with each listed specialization. Sources that need constants and list no
+  /// specialization are skipped.
+  PrewarmReport prewarm_all(const ProgressCallback& progress = {});
+
+  /// Whether `get(name, constants)` would be served without compiling.
+  bool is_cached(std::string_view name, const Constants& constants = {}) const;
+  /// Ready kernels, counting each (entry, constant set) once.
+  std::size_t cached_count() const;
+  std::size_t source_count() const;
+  Stats stats() const;
+
+  /// The names of the registered sources, sorted.
+  std::vector<std::string> source_names() const;
+  /// The entry names a source declares, in declaration order. Throws `KernelNotFound`.
+  std::vector<std::string> entry_names(std::string_view source) const;
+  /// Everything kreg read from a source. Throws `KernelNotFound`.
+  SourceInfo source_info(std::string_view source) const;
+  /// The compile target: options, `KREG_ARCH`, or the device's; empty if none is known.
+  std::string arch() const;
+
+ private:
+  std::unique_ptr<detail::RegistryImpl> impl_;
+};
+
+}  // namespace kreg

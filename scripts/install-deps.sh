@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what kreg's build and tests need from Debian's packages. The CUDA toolkit
+# (nvcc, NVRTC, driver headers) is expected in its standard place, /usr/local/cuda.
+set -euo pipefail
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  libxxhash-dev libcli11-dev nlohmann-json3-dev >/dev/null
+if [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: the CUDA toolkit (12.4 or newer) is required in /usr/local/cuda" >&2
+  exit 1
+fi

@@ -1,0 +1,44 @@
+#pragma once
+// CUDA C++ source to CUBIN with NVRTC. No NVRTC types leak out of this header.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg::compiler {
+
+struct Header {
+  std::string_view name;  // as written in #include, e.g. "kreg/kernel.cuh"
+  std::string_view text;
+};
+
+struct Request {
+  std::string program_name;  // shown in diagnostics, e.g. "elementwise.cu"
+  std::string_view source;
+  std::string arch;                           // "sm_90", "sm_90a", ...
+  std::vector<std::string> options;           // everything but -arch
+  std::vector<Header> headers;                // offered as in-memory headers
+  std::vector<std::string> name_expressions;  // template entries to instantiate and lower
+};
+
+struct Result {
+  bool ok = false;
+  std::vector<char> image;                 // CUBIN
+  std::string log;                         // the compiler's log, warnings included
+  std::vector<std::string> lowered_names;  // one per name expression, in order
+  double milliseconds = 0;
+};
+
+// Never throws for a source that does not compile: ok is false and log says why.
+// Throws CompileError only when NVRTC itself fails (out of memory, bad program handle).
+Result compile(const Request& request);
+
+// "13.0".
+std::string version();
+// Targets NVRTC can compile to, e.g. {75, 80, 86, 89, 90, 100, 120}.
+std::vector<int> supported_archs();
+// The toolkit's include folder, for sources that include toolkit headers; empty if none
+// is found.
+std::string toolkit_include_dir();
+
+}  // namespace kreg::compiler

@@ -1,0 +1,19 @@
+#pragma once
+// Files compiled into the library at build time (see cmake/embed.cmake).
+
+#include <span>
+#include <string_view>
+
+namespace kreg::detail {
+
+struct EmbeddedFile {
+  std::string_view name;  // path relative to its base folder, e.g. "kreg/kernel.cuh"
+  std::string_view text;
+};
+
+// kreg's device headers, offered to NVRTC as in-memory headers.
+std::span<const EmbeddedFile> embedded_headers();
+// The built-in kernel sources from kernels/, named by file ("elementwise.cu").
+std::span<const EmbeddedFile> embedded_sources();
+
+}  // namespace kreg::detail

@@ -1,0 +1,56 @@
+#pragma once
+// Canonical kernel labels ("name|200:b1|300:i64") and the packed keys that the lookup path
+// builds without allocating.
+
+#include <kreg/constants.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg::core {
+
+// No default member initializers: the lookup path keeps an uninitialized stack array of
+// these, and zeroing it would cost more than the lookup itself.
+struct ConstantValue {
+  int index;
+  bool is_bool;
+  std::int32_t value;
+};
+
+// The constants of `c`, sorted by index (stable, so duplicates keep their order).
+std::vector<ConstantValue> sorted_constants(const Constants& c);
+
+// Index of the first index that appears twice in sorted `values`, or -1.
+int first_repeated_index(const std::vector<ConstantValue>& values) noexcept;
+
+// The text label of (name, values), values sorted: "name|200:b1|300:i64". Repeated
+// indices are printed as given; callers that must reject them check first.
+std::string format_label(std::string_view name, const std::vector<ConstantValue>& values);
+
+// The registry's lookup key for (name, constants): the name itself without constants,
+// else a marker byte, the name's length and name, and a fixed 9-byte record per constant
+// (index, type, value), sorted by index. Packing instead of printing keeps the hit path
+// cheap; the marker and the length keep keys of different shapes from ever comparing
+// equal. A name that itself starts with the marker gets an empty key, which matches
+// nothing.
+class LookupKey {
+ public:
+  static constexpr char kMarker = '\xff';
+
+  LookupKey() = default;
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+
+  std::string_view build(std::string_view name, const Constants& c);
+
+ private:
+  static constexpr std::size_t kInlineBytes = 320;
+  static constexpr std::size_t kInlineConstants = 32;
+  char inline_[kInlineBytes];
+  std::string overflow_;
+};
+
+}  // namespace kreg::core

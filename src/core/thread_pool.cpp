@@ -1,0 +1,65 @@
+#include "core/thread_pool.hpp"
+
+#include "core/log.hpp"
+
+#include <latch>
+
+namespace kreg::core {
+
+ThreadPool::ThreadPool(std::size_t threads) {
+  if (threads == 0) threads = 1;
+  workers_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  workers_.clear();  // joins
+}
+
+void ThreadPool::submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  ready_.notify_one();
+}
+
+void ThreadPool::run_all(std::vector<std::function<void()>> tasks) {
+  std::latch done(static_cast<std::ptrdiff_t>(tasks.size()));
+  for (auto& task : tasks) {
+    submit([&done, task = std::move(task)] {
+      try {
+        task();
+      } catch (...) {
+        log_write(LogLevel::Error, "a pooled task threw unexpectedly; ignored");
+      }
+      done.count_down();
+    });
+  }
+  done.wait();
+}
+
+void ThreadPool::work() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left to do
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      task();
+    } catch (...) {
+      log_write(LogLevel::Error, "worker task threw unexpectedly; ignored");
+    }
+  }
+}
+
+}  // namespace kreg::core

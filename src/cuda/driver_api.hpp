@@ -1,0 +1,49 @@
+#pragma once
+// The driver entry points kreg uses, resolved at run time from libcuda.so.1. Only files in
+// src/cuda include this header (and so cuda.h).
+
+#include <kreg/error.hpp>
+
+#include <cuda.h>
+
+#include <string>
+#include <string_view>
+
+namespace kreg::cuda {
+
+struct DriverApi {
+  decltype(&::cuInit) cuInit = nullptr;
+  decltype(&::cuDriverGetVersion) cuDriverGetVersion = nullptr;
+  decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
+  decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
+  decltype(&::cuDeviceGetCount) cuDeviceGetCount = nullptr;
+  decltype(&::cuDeviceGet) cuDeviceGet = nullptr;
+  decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr;
+  decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;
+  decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;
+  decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;
+  decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;
+  decltype(&::cuCtxSetCurrent) cuCtxSetCurrent = nullptr;
+  decltype(&::cuLibraryLoadData) cuLibraryLoadData = nullptr;
+  decltype(&::cuLibraryUnload) cuLibraryUnload = nullptr;
+  decltype(&::cuLibraryGetKernel) cuLibraryGetKernel = nullptr;
+  decltype(&::cuKernelGetAttribute) cuKernelGetAttribute = nullptr;
+  decltype(&::cuKernelGetParamInfo) cuKernelGetParamInfo = nullptr;  // may be absent
+  decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
+  int version = 0;  // cuDriverGetVersion, e.g. 13000
+};
+
+// The driver, loaded and initialized (cuInit) on first use, or nullptr when this machine
+// has none; `why` then says what failed. Never throws.
+const DriverApi* driver_api(std::string* why = nullptr) noexcept;
+
+// The driver or a NoDevice error naming the reason.
+const DriverApi& driver();
+
+// "CUDA_ERROR_X (description)".
+std::string describe(CUresult result);
+
+// Throws Error(code, "kreg: <what>: <describe(result)>") unless result is CUDA_SUCCESS.
+void check(CUresult result, ErrorCode code, std::string_view what);
+
+}  // namespace kreg::cuda

@@ -1,0 +1,153 @@
+#include <kreg/kernel.hpp>
+
+#include "cuda/kernel_factory.hpp"
+#include "cuda/launch_context.hpp"
+#include "cuda/library.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <string>
+
+namespace kreg {
+namespace {
+
+std::string dims(Dim3 d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+
+[[noreturn]] void invalid(const std::string& label, const std::string& what) {
+  throw Error(ErrorCode::InvalidArgument, "kreg: cannot launch '" + label + "': " + what);
+}
+
+}  // namespace
+
+Kernel::Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
+               std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
+               std::vector<std::size_t> parameter_sizes, bool parameters_known,
+               std::shared_ptr<const detail::LaunchContext> context)
+    : name_(std::move(name)),
+      label_(std::move(label)),
+      binary_(std::move(binary)),
+      library_(std::move(library)),
+      handle_(handle),
+      attributes_(attributes),
+      parameter_sizes_(std::move(parameter_sizes)),
+      parameters_known_(parameters_known),
+      context_(std::move(context)) {}
+
+Kernel::~Kernel() = default;
+
+void Kernel::launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                            void** args, const std::size_t* sizes, std::size_t count) const {
+  if (parameters_known_) {
+    if (count != parameter_sizes_.size()) {
+      invalid(label_, "the kernel takes " + std::to_string(parameter_sizes_.size()) +
+                          " parameters but " + std::to_string(count) + " arguments were given");
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      if (sizes[i] != parameter_sizes_[i]) {
+        invalid(label_, "parameter " + std::to_string(i) + " is " +
+                            std::to_string(parameter_sizes_[i]) + " bytes but the argument is " +
+                            std::to_string(sizes[i]) + " bytes");
+      }
+    }
+  }
+  launch_raw(grid, block, shared_bytes, stream, args);
+}
+
+void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                        void** args) const {
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  if (threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0) {
+    invalid(label_, "empty grid " + dims(grid) + " or block " + dims(block));
+  }
+  if (threads > static_cast<std::uint64_t>(attributes_.max_threads_per_block)) {
+    invalid(label_, "block " + dims(block) + " has " + std::to_string(threads) +
+                        " threads; this kernel allows at most " +
+                        std::to_string(attributes_.max_threads_per_block));
+  }
+  const detail::LaunchContext& context = *context_;
+  const cuda::DriverApi& api = *context.api;
+  auto launch = [&] {
+    return api.cuLaunchKernel(reinterpret_cast<CUfunction>(handle_), grid.x, grid.y, grid.z,
+                              block.x, block.y, block.z, static_cast<unsigned>(shared_bytes),
+                              static_cast<CUstream>(stream.native), args, nullptr);
+  };
+  if (context.nvtx) nvtxRangePushA(label_.c_str());
+  CUresult result = launch();
+  if (result == CUDA_ERROR_INVALID_CONTEXT) {
+    // This thread has no current context. Checking before every launch would cost a
+    // driver call on the hot path; recovering here costs it once per thread.
+    CUcontext current = nullptr;
+    if (api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr) {
+      cuda::check(api.cuCtxSetCurrent(static_cast<CUcontext>(context.device->context())),
+                  ErrorCode::CudaError, "making the primary context current");
+      result = launch();
+    }
+  }
+  if (context.nvtx) nvtxRangePop();
+  if (result != CUDA_SUCCESS) {
+    throw Error(ErrorCode::LaunchError,
+                "kreg: launching '" + label_ + "' with grid " + dims(grid) + ", block " +
+                    dims(block) + ", " + std::to_string(shared_bytes) +
+                    " bytes of shared memory failed: " + cuda::describe(result));
+  }
+}
+
+namespace detail {
+
+std::shared_ptr<const LaunchContext> KernelFactory::make_context(
+    std::shared_ptr<const cuda::Device> device, bool nvtx) {
+  auto context = std::make_shared<LaunchContext>();
+  context->api = &cuda::driver();
+  context->device = std::move(device);
+  context->nvtx = nvtx;
+  return context;
+}
+
+std::unique_ptr<Kernel> KernelFactory::make(std::string name, std::string label,
+                                            std::shared_ptr<const Binary> binary,
+                                            std::shared_ptr<const cuda::Library> library,
+                                            std::string_view symbol,
+                                            std::shared_ptr<const LaunchContext> context) {
+  const cuda::DriverApi& api = *context->api;
+  auto handle = static_cast<CUkernel>(library->kernel(symbol, label));
+  const auto device = static_cast<CUdevice>(context->device->native_device());
+  auto attribute = [&](CUfunction_attribute which) {
+    int value = 0;
+    cuda::check(api.cuKernelGetAttribute(&value, which, handle, device), ErrorCode::LoadError,
+                "reading attributes of '" + label + "'");
+    return value;
+  };
+  KernelAttributes attributes;
+  attributes.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  attributes.static_shared_bytes = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  attributes.local_bytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  attributes.constant_bytes = attribute(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
+  attributes.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+
+  std::vector<std::size_t> sizes;
+  bool known = api.cuKernelGetParamInfo != nullptr;
+  if (known) {
+    // The driver answers CUDA_ERROR_INVALID_VALUE once the index passes the last parameter.
+    for (std::size_t i = 0;; ++i) {
+      std::size_t offset = 0;
+      std::size_t size = 0;
+      CUresult result = api.cuKernelGetParamInfo(handle, i, &offset, &size);
+      if (result == CUDA_ERROR_INVALID_VALUE) break;
+      if (result != CUDA_SUCCESS) {
+        known = false;
+        sizes.clear();
+        break;
+      }
+      sizes.push_back(size);
+    }
+  }
+  std::shared_ptr<const void> keep_alive = std::move(library);
+  return std::unique_ptr<Kernel>(new Kernel(std::move(name), std::move(label), std::move(binary),
+                                            std::move(keep_alive), handle, attributes,
+                                            std::move(sizes), known, std::move(context)));
+}
+
+}  // namespace detail
+}  // namespace kreg

@@ -1,0 +1,117 @@
+// Parallel prewarming. Requests are grouped by the binary they need, so each source and
+// constant set is compiled by one worker while the others compile different ones.
+
+#include "core/log.hpp"
+#include "registry/registry_impl.hpp"
+
+#include <kreg/error.hpp>
+
+#include <map>
+#include <thread>
+
+namespace kreg::detail {
+
+core::ThreadPool& RegistryImpl::pool() {
+  std::lock_guard lock(pool_mutex_);
+  if (!pool_) {
+    unsigned threads = options_.prewarm_threads;
+    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+    pool_ = std::make_unique<core::ThreadPool>(threads);
+  }
+  return *pool_;
+}
+
+std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelRequest>& requests,
+                                                     const ProgressCallback& progress,
+                                                     std::size_t& ready) {
+  std::mutex mutex;  // guards failures, ready, done and calls to progress
+  std::vector<std::string> failures;
+  std::size_t done = 0;
+  ready = 0;
+  // error == nullptr: ready; skipped: unknown name, neither ready nor failed.
+  auto finish = [&](std::string_view label, const std::string* error, bool skipped = false) {
+    std::lock_guard lock(mutex);
+    ++done;
+    if (skipped) {
+      // Best effort, as lists may name kernels of other builds: skip quietly.
+      core::log_write(core::LogLevel::Debug,
+                      "prewarm skips unknown kernel '" + std::string(label) + "'");
+    } else if (error == nullptr) {
+      ++ready;
+    } else {
+      failures.push_back(std::string(label) + ": " + *error);
+      core::log_write(core::LogLevel::Debug,
+                      "prewarm of '" + std::string(label) + "' failed: " + *error);
+    }
+    if (progress) {
+      try {
+        progress(PrewarmProgress{done, requests.size(), label, !skipped && error == nullptr});
+      } catch (...) {
+        core::log_write(core::LogLevel::Warn, "a prewarm progress callback threw; ignored");
+      }
+    }
+  };
+
+  std::map<std::string, std::vector<Resolved>> groups;
+  for (const KernelRequest& request : requests) {
+    try {
+      Resolved r = resolve(request.name, request.constants);
+      groups[r.binary_key].push_back(std::move(r));
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      finish(request.name, &message, e.code() == ErrorCode::KernelNotFound);
+    }
+  }
+
+  const bool load = device_present();
+  std::vector<std::function<void()>> tasks;
+  tasks.reserve(groups.size());
+  for (auto& [key, group] : groups) {
+    tasks.emplace_back([this, &group, &finish, load] {
+      for (const Resolved& r : group) {
+        try {
+          const CacheEntry& entry = entry_for(r);
+          if (load) this->load(entry);
+          finish(r.label, nullptr);
+        } catch (const std::exception& e) {
+          const std::string message = e.what();
+          finish(r.label, &message);
+        }
+      }
+    });
+  }
+  if (!tasks.empty()) pool().run_all(std::move(tasks));
+  return failures;
+}
+
+std::size_t RegistryImpl::prewarm(const std::vector<KernelRequest>& requests,
+                                  const ProgressCallback& progress) {
+  std::size_t ready = 0;
+  prewarm_items(requests, progress, ready);
+  return ready;
+}
+
+PrewarmReport RegistryImpl::prewarm_all(const ProgressCallback& progress) {
+  PrewarmReport report;
+  std::vector<KernelRequest> requests;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, source] : sources_) {
+      const bool plain = !source->needs_constants();
+      if (!plain && source->specializations.empty()) {
+        core::log_write(core::LogLevel::Debug, "prewarm_all skips source '" + name +
+                                                   "': it needs constants and lists none");
+        report.skipped += source->entries.size();
+        continue;
+      }
+      for (const registry::Entry& entry : source->entries) {
+        if (plain) requests.push_back({entry.name, {}});
+        for (const Constants& c : source->specializations) requests.push_back({entry.name, c});
+      }
+    }
+  }
+  report.failures = prewarm_items(requests, progress, report.warmed);
+  return report;
+}
+
+}  // namespace kreg::detail

@@ -1,0 +1,77 @@
+#include <kreg/registry.hpp>
+
+#include "core/hash.hpp"
+#include "core/label.hpp"  // LookupKey
+#include "registry/registry_impl.hpp"
+
+namespace kreg {
+
+Registry::Registry(RegistryOptions options)
+    : impl_(std::make_unique<detail::RegistryImpl>(std::move(options))) {}
+
+Registry::~Registry() = default;
+
+void Registry::register_source(std::string name, std::string text, SourceOptions options) {
+  impl_->register_source(std::move(name), std::move(text), options);
+}
+
+const Kernel& Registry::get(std::string_view name) {
+  static const Constants none;
+  return get(name, none);
+}
+
+const Kernel& Registry::get(std::string_view name, const Constants& constants) {
+  core::LookupKey builder;
+  const std::string_view key = builder.build(name, constants);
+  if (const Kernel* kernel = impl_->find(key, core::hash64(key))) return *kernel;
+  return impl_->get_slow(name, constants);
+}
+
+const Binary& Registry::compile(std::string_view name, const Constants& constants) {
+  return impl_->compile(name, constants);
+}
+
+std::size_t Registry::prewarm(const std::vector<std::string>& names,
+                              const ProgressCallback& progress) {
+  std::vector<KernelRequest> requests;
+  requests.reserve(names.size());
+  for (const std::string& name : names) requests.push_back({name, {}});
+  return impl_->prewarm(requests, progress);
+}
+
+std::size_t Registry::prewarm(const std::vector<KernelRequest>& requests,
+                              const ProgressCallback& progress) {
+  return impl_->prewarm(requests, progress);
+}
+
+PrewarmReport Registry::prewarm_all(const ProgressCallback& progress) {
+  return impl_->prewarm_all(progress);
+}
+
+bool Registry::is_cached(std::string_view name, const Constants& constants) const {
+  return impl_->is_cached(name, constants);
+}
+
+std::size_t Registry::cached_count() const {
+  return impl_->cached_count();
+}
+std::size_t Registry::source_count() const {
+  return impl_->source_count();
+}
+Stats Registry::stats() const {
+  return impl_->stats();
+}
+std::vector<std::string> Registry::source_names() const {
+  return impl_->source_names();
+}
+std::vector<std::string> Registry::entry_names(std::string_view source) const {
+  return impl_->entry_names(source);
+}
+SourceInfo Registry::source_info(std::string_view source) const {
+  return impl_->source_info(source);
+}
+std::string Registry::arch() const {
+  return impl_->arch();
+}
+
+}  // namespace kreg

@@ -1,0 +1,395 @@
+#include "registry/registry_impl.hpp"
+
+#include "compiler/constant_values.hpp"
+#include "compiler/nvrtc_compiler.hpp"
+#include "core/embedded.hpp"
+#include "core/env.hpp"
+#include "core/hash.hpp"
+#include "core/log.hpp"
+#include "cuda/device.hpp"
+#include "cuda/kernel_factory.hpp"
+#include "cuda/library.hpp"
+
+#include <kreg/error.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+namespace kreg::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t nanoseconds_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// "sm_90", "sm_90a" or "sm_100f": the forms NVRTC accepts for CUBIN output.
+bool valid_arch(std::string_view arch) {
+  if (arch.size() < 4 || arch.substr(0, 3) != "sm_") return false;
+  std::string_view digits = arch.substr(3);
+  if (digits.back() == 'a' || digits.back() == 'f') digits.remove_suffix(1);
+  return !digits.empty() &&
+         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+int arch_number(std::string_view arch) {
+  int value = 0;
+  for (char c : arch.substr(3)) {
+    if (c < '0' || c > '9') break;
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+std::string resolve_arch(const RegistryOptions& options) {
+  std::string arch = options.arch;
+  if (arch.empty()) arch = core::env_string("KREG_ARCH").value_or("");
+  if (arch.empty()) return arch;
+  if (!valid_arch(arch)) {
+    throw Error(ErrorCode::InvalidArgument,
+                "kreg: '" + arch + "' is not a target arch (expected e.g. sm_90 or sm_90a)");
+  }
+  const std::vector<int> supported = compiler::supported_archs();
+  if (std::find(supported.begin(), supported.end(), arch_number(arch)) == supported.end()) {
+    std::string list;
+    for (int a : supported) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+    throw Error(ErrorCode::InvalidArgument, "kreg: NVRTC " + compiler::version() +
+                                                " cannot target " + arch + " (it supports " + list +
+                                                ")");
+  }
+  return arch;
+}
+
+// Compiles a trivial kernel so that NVRTC's one-time start-up is paid off the caller's path.
+void warm_compiler(std::string arch) {
+  try {
+    if (arch.empty()) {
+      const std::vector<int> supported = compiler::supported_archs();
+      if (supported.empty()) return;
+      arch = "sm_" + std::to_string(supported.front());
+    }
+    compiler::Request request;
+    request.program_name = "kreg_warm_up.cu";
+    request.source = "extern \"C\" __global__ void kreg_warm_up(int* p) { if (p) *p = 0; }\n";
+    request.arch = arch;
+    request.options = {"-minimal"};
+    const auto start = Clock::now();
+    compiler::compile(request);
+    core::log_write(
+        core::LogLevel::Debug,
+        "NVRTC warmed up in " + std::to_string(nanoseconds_since(start) / 1000000) + " ms");
+  } catch (...) {
+    // Warming is an optimization; any real problem resurfaces on the first compile.
+  }
+}
+
+}  // namespace
+
+RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options)) {
+  options_.arch = resolve_arch(options_);
+  nvtx_ = core::env_flag("KREG_NVTX", false);
+  for (const EmbeddedFile& file : embedded_sources()) {
+    register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
+  }
+  if (options_.warm_compiler) {
+    warm_thread_ = std::jthread([arch = options_.arch] { warm_compiler(arch); });
+  }
+}
+
+RegistryImpl::~RegistryImpl() = default;
+
+void RegistryImpl::register_source(std::string name, std::string text,
+                                   const SourceOptions& options) {
+  auto source = std::make_shared<registry::Source>(
+      registry::parse_source(std::move(name), std::move(text), options));
+  std::lock_guard lock(mutex_);
+  auto old = sources_.find(source->name);
+  for (const registry::Entry& entry : source->entries) {
+    auto owner = entries_by_name_.find(entry.name);
+    if (owner != entries_by_name_.end() && owner->second->name != source->name) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "kreg: source '" + source->name + "' declares entry '" + entry.name +
+                      "', which source '" + owner->second->name + "' already declares");
+    }
+  }
+  source->id = next_source_id_++;
+  if (old != sources_.end()) {
+    const std::uint64_t old_id = old->second->id;
+    for (const registry::Entry& entry : old->second->entries) entries_by_name_.erase(entry.name);
+    table_.erase_if([&](const CacheEntry* e) { return e->source_id == old_id; });
+    binaries_.drop_owner(old_id);
+    core::log_write(core::LogLevel::Debug, "replaced source '" + source->name + "'");
+  }
+  for (const registry::Entry& entry : source->entries) entries_by_name_[entry.name] = source;
+  sources_[source->name] = std::move(source);
+}
+
+Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants) const {
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: an empty kernel name was given");
+  Resolved r;
+  r.name = std::string(name);
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_by_name_.find(r.name);
+    if (it == entries_by_name_.end()) {
+      throw Error(ErrorCode::KernelNotFound,
+                  "kreg: no registered source declares kernel '" + r.name + "'");
+    }
+    r.source = it->second;
+  }
+  r.values = core::sorted_constants(constants);
+  r.label = core::format_label(name, r.values);
+  registry::check_constants(*r.source, r.values, r.label);
+  core::LookupKey lookup;
+  r.lookup_key = std::string(lookup.build(name, constants));
+  const std::string constants_text = r.label.substr(r.name.size());  // "" or "|200:b1|..."
+  r.binary_key = std::to_string(r.source->id) + constants_text;
+  return r;
+}
+
+std::string RegistryImpl::target_arch(const registry::Source& source) {
+  std::string arch = options_.arch;
+  if (arch.empty()) {
+    try {
+      launch_context();
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::NoDevice) throw;
+      throw Error(ErrorCode::NoDevice,
+                  std::string(e.what()) +
+                      "; set RegistryOptions::arch or KREG_ARCH to compile without a GPU");
+    }
+    std::lock_guard lock(device_mutex_);
+    arch = device_arch_;
+  }
+  if (source.arch_specific && arch.back() != 'a') {
+    if (arch.back() == 'f') arch.pop_back();
+    arch += 'a';
+  }
+  return arch;
+}
+
+std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r) {
+  const registry::Source& source = *r.source;
+  const std::string arch = target_arch(source);
+  const std::string constants_text = r.label.substr(r.name.size());
+  const std::string key = source.name + constants_text + "@" + arch;
+
+  const std::string values_header = compiler::constant_values_header(r.values);
+  compiler::Request request;
+  request.program_name = source.name + ".cu";
+  request.source = source.text;
+  request.arch = arch;
+  for (const EmbeddedFile& header : embedded_headers()) {
+    request.headers.push_back({header.name, header.text});
+  }
+  request.options = {"-std=c++17"};
+  if (!r.values.empty()) {
+    // Without values <kreg/kernel.cuh> declares every constant "not given" by itself, and
+    // a compile without a pre-included header starts measurably faster.
+    request.headers.push_back({compiler::kConstantValuesHeader, values_header});
+    request.options.push_back(std::string("--pre-include=") + compiler::kConstantValuesHeader);
+  }
+  if (source.kreg_headers_only) {
+    // Leaves out the runtime's implicit declarations; about a third of a small compile.
+    request.options.emplace_back("-minimal");
+  } else if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
+    request.options.push_back("-I" + dir);
+  }
+  request.options.insert(request.options.end(), options_.compile_options.begin(),
+                         options_.compile_options.end());
+  request.options.insert(request.options.end(), source.options.begin(), source.options.end());
+  for (const registry::Entry& entry : source.entries) {
+    if (!entry.expression.empty()) request.name_expressions.push_back(entry.expression);
+  }
+
+  compiler::Result result;
+  try {
+    result = compiler::compile(request);
+  } catch (...) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    throw;
+  }
+  if (!result.ok) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    throw Error(ErrorCode::CompileError, "kreg: compiling '" + r.label + "' (source '" +
+                                             source.name + "', key '" + key + "') failed:\n" +
+                                             result.log);
+  }
+  compiles_.fetch_add(1, std::memory_order_relaxed);
+  compile_ns_.fetch_add(static_cast<std::uint64_t>(result.milliseconds * 1e6),
+                        std::memory_order_relaxed);
+  core::log_write(core::LogLevel::Debug,
+                  "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
+
+  std::vector<Binary::Symbol> symbols;
+  std::size_t lowered = 0;
+  for (const registry::Entry& entry : source.entries) {
+    symbols.push_back(
+        {entry.name, entry.expression.empty() ? entry.name : result.lowered_names.at(lowered++)});
+  }
+  auto binary = std::make_shared<const Binary>(source.name, key, arch, Origin::Compiled,
+                                               std::move(result.image), std::move(symbols),
+                                               std::move(result.log), result.milliseconds);
+  std::lock_guard lock(mutex_);
+  all_binaries_.push_back(binary);
+  return binary;
+}
+
+std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r) {
+  return binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r); });
+}
+
+const CacheEntry& RegistryImpl::entry_for(const Resolved& r) {
+  std::shared_ptr<registry::BinarySlot> slot = binary_for(r);
+  const std::uint64_t hash = core::hash64(r.lookup_key);
+  std::lock_guard lock(mutex_);
+  if (const CacheEntry* existing = table_.find(r.lookup_key, hash)) return *existing;
+  auto entry = std::make_unique<CacheEntry>();
+  entry->lookup_key = r.lookup_key;
+  entry->label = r.label;
+  entry->name = r.name;
+  entry->source_id = r.source->id;
+  entry->slot = std::move(slot);
+  // A source replaced while this compiled: serve the caller, but cache nothing.
+  auto current = sources_.find(r.source->name);
+  if (current != sources_.end() && current->second->id == r.source->id) {
+    table_.insert(entry.get(), hash);
+  }
+  all_entries_.push_back(std::move(entry));
+  return *all_entries_.back();
+}
+
+const std::shared_ptr<const LaunchContext>& RegistryImpl::launch_context() {
+  std::lock_guard lock(device_mutex_);
+  if (!launch_) {
+    auto device = std::make_shared<const cuda::Device>(options_.device);
+    device_arch_ = device->info().arch();
+    launch_ = KernelFactory::make_context(device, nvtx_);
+    device_ = std::move(device);
+  }
+  return launch_;
+}
+
+bool RegistryImpl::device_present() {
+  try {
+    launch_context();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+const Kernel& RegistryImpl::load(const CacheEntry& entry) {
+  if (const Kernel* kernel = entry.kernel.load(std::memory_order_acquire)) return *kernel;
+  std::lock_guard entry_lock(entry.load_mutex);
+  if (const Kernel* kernel = entry.kernel.load(std::memory_order_acquire)) return *kernel;
+  std::shared_ptr<const LaunchContext> context = launch_context();
+  registry::BinarySlot& slot = *entry.slot;
+  const Binary& binary = *slot.binary;
+  std::shared_ptr<const cuda::Library> library;
+  try {
+    {
+      std::lock_guard slot_lock(slot.load_mutex);
+      if (!slot.library) {
+        const auto start = Clock::now();
+        slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
+        loads_.fetch_add(1, std::memory_order_relaxed);
+        load_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
+      }
+      library = slot.library;
+    }
+    const std::string_view symbol = binary.symbol(entry.name);
+    auto kernel = KernelFactory::make(entry.name, entry.label, slot.binary, std::move(library),
+                                      symbol, std::move(context));
+    std::lock_guard lock(mutex_);
+    all_kernels_.push_back(std::move(kernel));
+    entry.kernel.store(all_kernels_.back().get(), std::memory_order_release);
+    return *all_kernels_.back();
+  } catch (...) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    throw;
+  }
+}
+
+const Kernel& RegistryImpl::get_slow(std::string_view name, const Constants& constants) {
+  Resolved r = resolve(name, constants);
+  launch_context();  // no GPU: fail before spending a compile on it
+  return load(entry_for(r));
+}
+
+const Binary& RegistryImpl::compile(std::string_view name, const Constants& constants) {
+  return *binary_for(resolve(name, constants))->binary;
+}
+
+bool RegistryImpl::is_cached(std::string_view name, const Constants& constants) const {
+  core::LookupKey builder;
+  const std::string_view key = builder.build(name, constants);
+  return table_.find(key, core::hash64(key)) != nullptr;
+}
+
+std::size_t RegistryImpl::cached_count() const {
+  std::lock_guard lock(mutex_);
+  return table_.size();
+}
+
+std::size_t RegistryImpl::source_count() const {
+  std::lock_guard lock(mutex_);
+  return sources_.size();
+}
+
+Stats RegistryImpl::stats() const {
+  Stats s;
+  s.memory_hits = memory_hits_.total();
+  s.compiles = compiles_.load(std::memory_order_relaxed);
+  s.failures = failures_.load(std::memory_order_relaxed);
+  s.loads = loads_.load(std::memory_order_relaxed);
+  s.compile_ms = static_cast<double>(compile_ns_.load(std::memory_order_relaxed)) / 1e6;
+  s.load_ms = static_cast<double>(load_ns_.load(std::memory_order_relaxed)) / 1e6;
+  return s;
+}
+
+std::vector<std::string> RegistryImpl::source_names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, source] : sources_) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> RegistryImpl::entry_names(std::string_view source) const {
+  return source_info(source).entries;
+}
+
+SourceInfo RegistryImpl::source_info(std::string_view name) const {
+  std::shared_ptr<const registry::Source> source;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sources_.find(name);
+    if (it == sources_.end()) {
+      throw Error(ErrorCode::KernelNotFound, "kreg: no source named '" + std::string(name) + "'");
+    }
+    source = it->second;
+  }
+  SourceInfo info;
+  info.name = source->name;
+  for (const registry::Entry& entry : source->entries) info.entries.push_back(entry.name);
+  for (const registry::ConstantDecl& decl : source->constants) {
+    info.constants.push_back(
+        {decl.index, decl.type == registry::ConstantType::Bool, decl.name, decl.has_default});
+  }
+  info.specializations = source->specializations;
+  info.options = source->options;
+  info.arch_specific = source->arch_specific;
+  return info;
+}
+
+std::string RegistryImpl::arch() {
+  if (!options_.arch.empty()) return options_.arch;
+  if (!device_present()) return {};
+  std::lock_guard lock(device_mutex_);
+  return device_arch_;
+}
+
+}  // namespace kreg::detail

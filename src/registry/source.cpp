@@ -1,0 +1,385 @@
+#include "registry/source.hpp"
+
+#include <kreg/error.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+namespace kreg::registry {
+namespace {
+
+[[noreturn]] void malformed(const std::string& source, const std::string& what) {
+  throw Error(ErrorCode::InvalidArgument, "kreg: source '" + source + "': " + what);
+}
+
+bool is_ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+bool is_identifier(std::string_view s) {
+  return !s.empty() && is_ident_start(s.front()) && std::all_of(s.begin(), s.end(), is_ident_char);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Blanks out comments (keeping newlines) so that declarations inside them are not read.
+std::string strip_comments(std::string_view text) {
+  std::string out(text);
+  std::size_t i = 0;
+  const std::size_t n = out.size();
+  while (i < n) {
+    const char c = out[i];
+    if (c == '"' || c == '\'') {
+      for (++i; i < n && out[i] != c && out[i] != '\n'; ++i) {
+        if (out[i] == '\\') ++i;
+      }
+      ++i;
+    } else if (c == '/' && i + 1 < n && out[i + 1] == '/') {
+      for (; i < n && out[i] != '\n'; ++i) out[i] = ' ';
+    } else if (c == '/' && i + 1 < n && out[i + 1] == '*') {
+      for (; i < n && !(out[i] == '*' && i + 1 < n && out[i + 1] == '/'); ++i) {
+        if (out[i] != '\n') out[i] = ' ';
+      }
+      if (i < n) out[i++] = ' ';
+      if (i < n) out[i++] = ' ';
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+struct Token {
+  std::string_view text;
+};
+
+// Identifiers, numbers, string literals and single punctuation characters. Preprocessor
+// lines are skipped; they are read separately.
+std::vector<Token> tokenize(std::string_view code) {
+  std::vector<Token> tokens;
+  std::size_t i = 0;
+  bool line_start = true;
+  while (i < code.size()) {
+    const char c = code[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (c == '#' && line_start) {
+      // Skip the directive, following backslash continuations.
+      while (i < code.size() && !(code[i] == '\n' && code[i - 1] != '\\')) ++i;
+    } else if (is_ident_char(c)) {
+      std::size_t j = i;
+      while (j < code.size() && is_ident_char(code[j])) ++j;
+      tokens.push_back({code.substr(i, j - i)});
+      i = j;
+      line_start = false;
+    } else if (c == '"' || c == '\'') {
+      std::size_t j = i + 1;
+      while (j < code.size() && code[j] != c && code[j] != '\n') j += code[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, code.size());
+      tokens.push_back({code.substr(i, j - i)});
+      i = j;
+      line_start = false;
+    } else {
+      tokens.push_back({code.substr(i, 1)});
+      ++i;
+      line_start = false;
+    }
+  }
+  return tokens;
+}
+
+// Index just past the parenthesis that closes the one at `open`.
+std::size_t skip_parens(const std::vector<Token>& t, std::size_t open) {
+  int depth = 0;
+  for (std::size_t i = open; i < t.size(); ++i) {
+    if (t[i].text == "(") ++depth;
+    if (t[i].text == ")" && --depth == 0) return i + 1;
+  }
+  return t.size();
+}
+
+// The name of the __global__ function whose declaration starts at `i`, if it is one.
+std::string_view global_function_name(const std::vector<Token>& t, std::size_t i) {
+  bool global = false;
+  bool returns_void = false;
+  for (; i < t.size(); ++i) {
+    const std::string_view s = t[i].text;
+    if (s == "__launch_bounds__" || s == "__cluster_dims__" || s == "__maxnreg__") {
+      i = skip_parens(t, i + 1) - 1;
+    } else if (s == "__global__") {
+      global = true;
+    } else if (s == "void") {
+      returns_void = true;
+    } else if (s == "(") {
+      if (global && returns_void && i > 0 && is_identifier(t[i - 1].text) &&
+          t[i - 1].text != "void") {
+        return t[i - 1].text;
+      }
+      return {};
+    } else if (s == ";" || s == "{" || s == "}" || s == "<") {
+      return {};
+    }
+  }
+  return {};
+}
+
+void read_entries(const std::vector<Token>& t, std::vector<Entry>& entries) {
+  // Depth of braces, and the depths at which extern "C" { blocks were opened.
+  int depth = 0;
+  std::vector<int> c_blocks;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::string_view s = t[i].text;
+    if (s == "{") {
+      ++depth;
+    } else if (s == "}") {
+      if (!c_blocks.empty() && c_blocks.back() == depth) c_blocks.pop_back();
+      --depth;
+    } else if (s == "extern" && i + 1 < t.size() && t[i + 1].text == "\"C\"") {
+      if (i + 2 < t.size() && t[i + 2].text == "{") {
+        c_blocks.push_back(depth + 1);
+      } else if (auto name = global_function_name(t, i + 2); !name.empty()) {
+        entries.push_back({std::string(name), {}});
+      }
+    } else if (s == "__global__" && !c_blocks.empty() && (i == 0 || t[i - 1].text != "\"C\"")) {
+      if (auto name = global_function_name(t, i); !name.empty()) {
+        entries.push_back({std::string(name), {}});
+      }
+    }
+  }
+}
+
+std::string join(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
+  std::string out;
+  for (std::size_t i = begin; i < end; ++i) {
+    if (!out.empty() && is_ident_char(out.back()) && is_ident_char(t[i].text.front())) out += ' ';
+    out += t[i].text;
+  }
+  return out;
+}
+
+void read_constants(const std::string& source, const std::vector<Token>& t,
+                    std::vector<ConstantDecl>& constants) {
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    const bool required = t[i].text == "KREG_CONSTANT";
+    const bool optional = t[i].text == "KREG_CONSTANT_DEFAULT";
+    if ((!required && !optional) || t[i + 1].text != "(") continue;
+    const std::size_t close = skip_parens(t, i + 1);
+    std::vector<std::string> args;
+    std::size_t begin = i + 2;
+    int depth = 0;
+    for (std::size_t j = i + 2; j < close; ++j) {
+      const std::string_view s = t[j].text;
+      if (s == "(" || s == "<" || s == "[" || s == "{") ++depth;
+      if (s == ")" || s == ">" || s == "]" || s == "}") --depth;
+      if ((s == "," && depth == 0) || (j + 1 == close)) {
+        args.push_back(join(t, begin, j));
+        begin = j + 1;
+      }
+    }
+    const std::string call = std::string(t[i].text) + "(" + [&] {
+      std::string all;
+      for (const auto& a : args) all += (all.empty() ? "" : ", ") + a;
+      return all;
+    }() + ")";
+    const std::size_t want = required ? 3 : 4;
+    if (args.size() != want) {
+      malformed(source, call + " needs " + std::to_string(want) + " arguments");
+    }
+    ConstantDecl decl;
+    const std::string& type = args[0];
+    if (type == "bool") {
+      decl.type = ConstantType::Bool;
+    } else if (type == "int" || type == "int32_t" || type == "std::int32_t") {
+      decl.type = ConstantType::Int;
+    } else {
+      malformed(source, call + ": the type must be bool or int");
+    }
+    if (!is_identifier(args[1])) malformed(source, call + ": '" + args[1] + "' is not a name");
+    decl.name = args[1];
+    const std::string& index = args[2];
+    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), decl.index);
+    if (error != std::errc() || end != index.data() + index.size() || decl.index < 0) {
+      malformed(source, call + ": the index must be a non-negative integer literal");
+    }
+    decl.has_default = optional;
+    for (const ConstantDecl& other : constants) {
+      if (other.index == decl.index) {
+        malformed(source, "constants '" + other.name + "' and '" + decl.name + "' share index " +
+                              std::to_string(decl.index));
+      }
+    }
+    constants.push_back(std::move(decl));
+    i = close - 1;
+  }
+  std::sort(constants.begin(), constants.end(),
+            [](const ConstantDecl& a, const ConstantDecl& b) { return a.index < b.index; });
+}
+
+bool includes_only_kreg_headers(std::string_view code) {
+  std::istringstream lines{std::string(code)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::string_view s = trim(line);
+    if (s.empty() || s.front() != '#') continue;
+    s = trim(s.substr(1));
+    if (s.substr(0, 7) != "include") continue;
+    s = trim(s.substr(7));
+    if (s.size() < 2) return false;
+    if (s.substr(1, 5) != "kreg/") return false;
+  }
+  return true;
+}
+
+void add_entry(const std::string& source, std::vector<Entry>& entries, std::string_view spec) {
+  spec = trim(spec);
+  Entry entry;
+  if (auto eq = spec.find('='); eq != std::string_view::npos) {
+    entry.name = std::string(trim(spec.substr(0, eq)));
+    entry.expression = std::string(trim(spec.substr(eq + 1)));
+    if (entry.expression.empty())
+      malformed(source, "entry '" + entry.name + "' has an empty expression");
+  } else {
+    entry.name = std::string(spec);
+  }
+  if (!is_identifier(entry.name)) {
+    malformed(source, "'" + entry.name + "' is not a valid entry name");
+  }
+  entries.push_back(std::move(entry));
+}
+
+void read_annotations(Source& source) {
+  std::istringstream lines(source.text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::string_view s = trim(line);
+    if (s.substr(0, 2) != "//") continue;
+    s = trim(s.substr(2));
+    if (s.substr(0, 5) != "kreg:") continue;
+    s = s.substr(5);
+    std::size_t end = 0;
+    while (end < s.size() && (is_ident_char(s[end]) || s[end] == '-')) ++end;
+    const std::string_view directive = s.substr(0, end);
+    const std::string_view rest = trim(s.substr(end));
+    if (directive == "entry") {
+      add_entry(source.name, source.entries, rest);
+    } else if (directive == "options") {
+      std::istringstream words{std::string(rest)};
+      std::string word;
+      while (words >> word) source.options.push_back(word);
+    } else if (directive == "specialization") {
+      try {
+        source.specializations.push_back(parse_constants(rest));
+      } catch (const Error& e) {
+        malformed(source.name, e.what());
+      }
+    } else if (directive == "arch-specific") {
+      source.arch_specific = true;
+    } else {
+      malformed(source.name, "unknown annotation 'kreg:" + std::string(directive) +
+                                 "' (known: entry, options, specialization, arch-specific)");
+    }
+  }
+}
+
+}  // namespace
+
+const ConstantDecl* Source::find_constant(int index) const noexcept {
+  for (const ConstantDecl& decl : constants) {
+    if (decl.index == index) return &decl;
+  }
+  return nullptr;
+}
+
+bool Source::needs_constants() const noexcept {
+  return std::any_of(constants.begin(), constants.end(),
+                     [](const ConstantDecl& d) { return !d.has_default; });
+}
+
+Source parse_source(std::string name, std::string text, const SourceOptions& options) {
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: a source needs a name");
+  if (text.empty()) malformed(name, "the text is empty");
+  Source source;
+  source.name = std::move(name);
+  source.text = std::move(text);
+  const std::string code = strip_comments(source.text);
+  const std::vector<Token> tokens = tokenize(code);
+  read_entries(tokens, source.entries);
+  read_annotations(source);
+  for (const std::string& spec : options.entries) add_entry(source.name, source.entries, spec);
+  source.options.insert(source.options.end(), options.compile_options.begin(),
+                        options.compile_options.end());
+  read_constants(source.name, tokens, source.constants);
+  source.kreg_headers_only = includes_only_kreg_headers(code);
+
+  for (const Constants& constants : source.specializations) {
+    try {
+      check_constants(source, core::sorted_constants(constants), source.name);
+    } catch (const Error& e) {
+      malformed(source.name, std::string("a listed specialization does not fit: ") + e.what());
+    }
+  }
+  if (source.entries.empty()) {
+    malformed(source.name,
+              "declares no kernel entry (an extern \"C\" __global__ function, a "
+              "'// kreg:entry name=expression' line, or SourceOptions::entries)");
+  }
+  std::vector<std::string_view> names;
+  for (const Entry& entry : source.entries) names.push_back(entry.name);
+  std::sort(names.begin(), names.end());
+  if (auto dup = std::adjacent_find(names.begin(), names.end()); dup != names.end()) {
+    malformed(source.name, "entry '" + std::string(*dup) + "' is declared twice");
+  }
+  return source;
+}
+
+void check_constants(const Source& source, const std::vector<core::ConstantValue>& values,
+                     std::string_view label) {
+  const std::string where = "'" + std::string(label) + "' (source '" + source.name + "')";
+  if (int at = core::first_repeated_index(values); at >= 0) {
+    throw Error(ErrorCode::InvalidArgument,
+                "kreg: constant index " +
+                    std::to_string(values[static_cast<std::size_t>(at)].index) +
+                    " is given more than once for " + where);
+  }
+  for (const core::ConstantValue& value : values) {
+    const ConstantDecl* decl = source.find_constant(value.index);
+    if (decl == nullptr) {
+      throw Error(
+          ErrorCode::InvalidArgument,
+          "kreg: constant index " + std::to_string(value.index) + " is not declared by " + where);
+    }
+    const bool want_bool = decl->type == ConstantType::Bool;
+    if (want_bool != value.is_bool) {
+      throw Error(ErrorCode::CompileError,
+                  "kreg: constant '" + decl->name + "' (index " + std::to_string(decl->index) +
+                      ") of " + where + " is " + (want_bool ? "bool" : "int") +
+                      " but was given as " + (value.is_bool ? "bool" : "int"));
+    }
+  }
+  for (const ConstantDecl& decl : source.constants) {
+    if (decl.has_default) continue;
+    const bool given = std::any_of(values.begin(), values.end(), [&](const core::ConstantValue& v) {
+      return v.index == decl.index;
+    });
+    if (!given) {
+      throw Error(ErrorCode::CompileError, "kreg: required constant '" + decl.name + "' (index " +
+                                               std::to_string(decl.index) + ", " +
+                                               (decl.type == ConstantType::Bool ? "bool" : "int") +
+                                               ") of " + where + " was not given");
+    }
+  }
+}
+
+}  // namespace kreg::registry

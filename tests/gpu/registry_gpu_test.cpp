@@ -1,0 +1,137 @@
+// The registry on a GPU: the seed's two tests, in kreg's terms, and loading behaviour.
+#include "gpu/device_buffer.hpp"
+#include "test_support.hpp"
+
+#include <barrier>
+#include <thread>
+
+namespace kreg {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+RegistryOptions gpu_options() {
+  RegistryOptions options;
+  options.warm_compiler = false;
+  return options;
+}
+
+TEST(RegistryGpu, IntConstantsGiveDistinctKernelsAndCountsGrowByOne) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  const std::size_t before = reg.cached_count();
+  Constants four{.ints = {{300, 4}}};
+  Constants eight{.ints = {{300, 8}}};
+
+  const Kernel& k4 = reg.get("powi_f32", four);
+  EXPECT_EQ(reg.cached_count(), before + 1);
+  const Kernel& k8 = reg.get("powi_f32", eight);
+  EXPECT_EQ(reg.cached_count(), before + 2);
+  EXPECT_NE(&k4, &k8);
+  EXPECT_NE(k4.native_handle(), k8.native_handle());
+
+  const Kernel& k4_again = reg.get("powi_f32", four);
+  EXPECT_EQ(&k4, &k4_again);  // a repeated get returns the same object
+  EXPECT_EQ(reg.cached_count(), before + 2);
+  EXPECT_TRUE(reg.is_cached("powi_f32", four));
+  EXPECT_GE(reg.stats().memory_hits, 1u);
+}
+
+TEST(RegistryGpu, LabelsEqualTheCacheKey) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  Constants c{.bools = {{200, true}}, .ints = {{300, 64}}};
+  const Kernel& k = reg.get("powi_f32", c);
+  EXPECT_EQ(k.label(), "powi_f32|200:b1|300:i64");
+  EXPECT_EQ(k.label(), kernel_label("powi_f32", c));
+  EXPECT_EQ(k.name(), "powi_f32");
+  EXPECT_EQ(reg.get("elementwise_add_f32").label(), "elementwise_add_f32");
+  EXPECT_EQ(reg.arch(), k.binary().arch());
+}
+
+TEST(RegistryGpu, EntriesOfOneSourceShareOneCompileAndLoad) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  const Kernel& add = reg.get("elementwise_add_f32");
+  const Kernel& mul = reg.get("elementwise_mul_f32");
+  EXPECT_EQ(&add.binary(), &mul.binary());
+  EXPECT_EQ(reg.stats().compiles, 1u);
+  EXPECT_EQ(reg.stats().loads, 1u);
+  EXPECT_GT(reg.stats().compile_ms, 0.0);
+}
+
+TEST(RegistryGpu, AttributesAreRead) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  const KernelAttributes& a = reg.get("elementwise_add_f32").attributes();
+  EXPECT_GT(a.registers, 0);
+  EXPECT_GE(a.max_threads_per_block, 256);
+  EXPECT_LE(a.max_threads_per_block, 1024);
+  EXPECT_EQ(a.static_shared_bytes, 0);
+}
+
+TEST(RegistryGpu, PrewarmLoadsSoGetIsAHit) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  PrewarmReport report = reg.prewarm_all();
+  EXPECT_TRUE(report.failures.empty());
+  EXPECT_GT(report.warmed, 0u);
+  const auto compiles = reg.stats().compiles;
+  const auto hits = reg.stats().memory_hits;
+  reg.get("axpy_f64");
+  EXPECT_EQ(reg.stats().compiles, compiles);
+  EXPECT_EQ(reg.stats().memory_hits, hits + 1);
+}
+
+TEST(RegistryGpu, ConcurrentGetsOfOneColdKernelMakeOneKernel) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  constexpr int kThreads = 32;
+  std::barrier start(kThreads);
+  std::vector<const Kernel*> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      seen[t] = &reg.get("powi_f32", {.ints = {{300, 2}}});
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const Kernel* k : seen) EXPECT_EQ(k, seen[0]);
+  EXPECT_EQ(reg.stats().compiles, 1u);
+  EXPECT_EQ(reg.stats().loads, 1u);
+}
+
+TEST(RegistryGpu, ReplacedSourceServesNewCodeAndOldReferencesStayValid) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  reg.register_source("val", "extern \"C\" __global__ void val(int* p) { p[0] = 1; }");
+  const Kernel& old_kernel = reg.get("val");
+  reg.register_source("val", "extern \"C\" __global__ void val(int* p) { p[0] = 2; }");
+  const Kernel& new_kernel = reg.get("val");
+  EXPECT_NE(&old_kernel, &new_kernel);
+  test::DeviceBuffer<int> out(1);
+  out.poison();
+  new_kernel.launch(Dim3{1}, Dim3{1}, 0, nullptr, out.get());
+  EXPECT_EQ(out.download()[0], 2);
+  old_kernel.launch(Dim3{1}, Dim3{1}, 0, nullptr, out.get());
+  EXPECT_EQ(out.download()[0], 1);
+}
+
+TEST(RegistryGpu, BadInputLeavesTheRegistryUsable) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  expect_error(ErrorCode::KernelNotFound, [&] { reg.get("no_such_kernel"); });
+  expect_error(ErrorCode::InvalidArgument, [&] { reg.get(""); });
+  expect_error(ErrorCode::CompileError, [&] { reg.get("powi_f32"); });
+  expect_error(ErrorCode::InvalidArgument, [&] {
+    reg.get("powi_f32", {.ints = {{300, 1}, {301, 1}}});
+  });
+  reg.register_source("syntax", "extern \"C\" __global__ void syntax() { oops }");
+  expect_error(ErrorCode::CompileError, [&] { reg.get("syntax"); });
+  EXPECT_EQ(reg.get("elementwise_add_f32").name(), "elementwise_add_f32");
+}
+
+}  // namespace
+}  // namespace kreg

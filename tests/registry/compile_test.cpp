@@ -1,0 +1,151 @@
+// Compiling with NVRTC: needs no GPU.
+#include "test_support.hpp"
+
+namespace kreg {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+// Built-ins with required constants get a valid set here.
+Constants constants_for(const std::string& source) {
+  if (source == "powi") return Constants{.ints = {{300, 3}}};
+  return {};
+}
+
+class BuiltinCompile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BuiltinCompile, EveryBuiltinSourceCompiles) {
+  RegistryOptions options = test::sm90_options();
+  options.arch = GetParam();
+  Registry reg(options);
+  ASSERT_GE(reg.source_count(), 3u);
+  for (const std::string& source : reg.source_names()) {
+    for (const std::string& entry : reg.entry_names(source)) {
+      const Binary& binary = reg.compile(entry, constants_for(source));
+      EXPECT_EQ(binary.arch(), GetParam());
+      EXPECT_EQ(binary.source_name(), source);
+      EXPECT_EQ(binary.origin(), Origin::Compiled);
+      EXPECT_GT(binary.size(), 1000u);
+      // A CUBIN is an ELF image.
+      ASSERT_GE(binary.image().size(), 4u);
+      EXPECT_EQ(std::string(binary.image().data() + 1, 3), "ELF");
+      EXPECT_FALSE(binary.symbol(entry).empty()) << entry;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, BuiltinCompile, ::testing::Values("sm_80", "sm_90"));
+
+TEST(Compile, AllEntriesOfASourceShareOneCompile) {
+  Registry reg(test::sm90_options());
+  const Binary& add = reg.compile("elementwise_add_f32");
+  const Binary& mul = reg.compile("elementwise_mul_f32");
+  EXPECT_EQ(&add, &mul);
+  EXPECT_EQ(reg.stats().compiles, 1u);
+  EXPECT_EQ(add.key(), "elementwise@sm_90");
+}
+
+TEST(Compile, TemplateEntriesGetLoweredSymbols) {
+  Registry reg(test::sm90_options());
+  const Binary& binary = reg.compile("axpy_f32");
+  EXPECT_EQ(binary.symbol("axpy_f32").substr(0, 2), "_Z");
+  EXPECT_NE(binary.symbol("axpy_f32"), binary.symbol("axpy_f64"));
+  EXPECT_EQ(reg.stats().compiles, 1u);
+}
+
+TEST(Compile, DistinctConstantsGiveDistinctBinaries) {
+  Registry reg(test::sm90_options());
+  const Binary& four = reg.compile("powi_f32", {.ints = {{300, 4}}});
+  const Binary& eight = reg.compile("powi_f32", {.ints = {{300, 8}}});
+  const Binary& four_again = reg.compile("powi_f32", {.ints = {{300, 4}}});
+  EXPECT_NE(&four, &eight);
+  EXPECT_EQ(&four, &four_again);
+  EXPECT_EQ(four.key(), "powi|300:i4@sm_90");
+  EXPECT_EQ(eight.key(), "powi|300:i8@sm_90");
+  EXPECT_EQ(reg.stats().compiles, 2u);
+}
+
+TEST(Compile, SyntaxErrorReportsNameKeyAndFullLog) {
+  Registry reg(test::sm90_options());
+  reg.register_source("broken",
+                      "extern \"C\" __global__ void broken_kernel(int* p) {\n"
+                      "  p[0] = undeclared_thing;\n}\n");
+  std::string message =
+      expect_error(ErrorCode::CompileError, [&] { reg.compile("broken_kernel"); });
+  EXPECT_TRUE(contains(message, "'broken_kernel'")) << message;
+  EXPECT_TRUE(contains(message, "broken@sm_90")) << message;
+  EXPECT_TRUE(contains(message, "undeclared_thing")) << message;
+  EXPECT_TRUE(contains(message, "broken.cu(2)")) << message;  // the log's line reference
+}
+
+TEST(Compile, FailedCompilesAreNotCached) {
+  Registry reg(test::sm90_options());
+  reg.register_source("flaky", "extern \"C\" __global__ void flaky(int* p) { p[0] = nope; }");
+  const std::string first = expect_error(ErrorCode::CompileError, [&] { reg.compile("flaky"); });
+  const std::string second = expect_error(ErrorCode::CompileError, [&] { reg.compile("flaky"); });
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(reg.stats().failures, 2u);  // compiled (and failed) twice: nothing was cached
+  EXPECT_EQ(reg.stats().compiles, 0u);
+  EXPECT_FALSE(reg.is_cached("flaky"));
+  reg.register_source("flaky", "extern \"C\" __global__ void flaky(int* p) { p[0] = 1; }");
+  EXPECT_GT(reg.compile("flaky").size(), 0u);
+  EXPECT_EQ(reg.stats().compiles, 1u);
+}
+
+TEST(Compile, PerSourceAndGlobalOptionsReachNvrtc) {
+  // An option NVRTC rejects proves the option was passed.
+  Registry reg(test::sm90_options());
+  reg.register_source("opt",
+                      "// kreg:options --no-such-nvrtc-option\n"
+                      "extern \"C\" __global__ void opt_kernel() {}");
+  std::string message = expect_error(ErrorCode::CompileError, [&] { reg.compile("opt_kernel"); });
+  EXPECT_TRUE(contains(message, "no-such-nvrtc-option")) << message;
+
+  RegistryOptions options = test::sm90_options();
+  options.compile_options = {"--another-bogus-option"};
+  Registry global(options);
+  message = expect_error(ErrorCode::CompileError, [&] { global.compile("elementwise_add_f32"); });
+  EXPECT_TRUE(contains(message, "another-bogus-option")) << message;
+
+  Registry fine(test::sm90_options());
+  fine.register_source(
+      "fast",
+      "// kreg:options -use_fast_math -maxrregcount=32\n"
+      "extern \"C\" __global__ void fast_kernel(float* p) { p[0] = __expf(p[0]); }");
+  EXPECT_GT(fine.compile("fast_kernel").size(), 0u);
+}
+
+TEST(Compile, ArchSpecificSourcesTargetTheAVariant) {
+  Registry reg(test::sm90_options());
+  reg.register_source("hopper",
+                      "// kreg:arch-specific\nextern \"C\" __global__ void hopper_only() {}");
+  EXPECT_EQ(reg.compile("hopper_only").arch(), "sm_90a");
+  EXPECT_EQ(reg.compile("elementwise_add_f32").arch(), "sm_90");
+}
+
+TEST(Compile, ToolkitHeadersAreFoundWithoutMinimal) {
+  Registry reg(test::sm90_options());
+  reg.register_source("half",
+                      "#include <cuda_fp16.h>\n"
+                      "extern \"C\" __global__ void half_add(__half* a, const __half* b) {"
+                      " a[0] = __hadd(a[0], b[0]); }");
+  EXPECT_GT(reg.compile("half_add").size(), 0u);
+}
+
+TEST(Compile, BadArchIsRejectedUpFront) {
+  for (const char* arch : {"sm90", "sm_", "compute_90", "sm_9x", "sm_12"}) {
+    RegistryOptions options = test::sm90_options();
+    options.arch = arch;
+    expect_error(ErrorCode::InvalidArgument, [&] { Registry reg(options); });
+  }
+}
+
+TEST(Compile, VersionsAreReported) {
+  EXPECT_FALSE(nvrtc_version().empty());
+  auto archs = supported_archs();
+  EXPECT_NE(std::find(archs.begin(), archs.end(), "sm_90"), archs.end());
+}
+
+}  // namespace
+}  // namespace kreg

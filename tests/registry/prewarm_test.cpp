@@ -1,0 +1,105 @@
+// Parallel prewarming without a GPU: kernels are compiled (not loaded) and counted.
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace kreg {
+namespace {
+
+using test::contains;
+
+RegistryOptions pooled() {
+  RegistryOptions options = test::sm90_options();
+  options.prewarm_threads = 4;
+  return options;
+}
+
+TEST(Prewarm, UnknownNamesAreSkippedAndNotCounted) {
+  Registry reg(pooled());
+  std::size_t ready = reg.prewarm(
+      {"elementwise_add_f32", "no_such_kernel", "axpy_f32", "axpy_f64", "also_missing"});
+  EXPECT_EQ(ready, 3u);
+  EXPECT_EQ(reg.cached_count(), 3u);
+  EXPECT_TRUE(reg.is_cached("axpy_f64"));
+  EXPECT_FALSE(reg.is_cached("no_such_kernel"));
+  EXPECT_EQ(reg.stats().compiles, 2u);  // elementwise and axpy, once each
+}
+
+TEST(Prewarm, WithConstantsCompilesEachSetOnce) {
+  Registry reg(pooled());
+  Constants c4{.ints = {{300, 4}}};
+  Constants c8{.bools = {{200, true}}, .ints = {{300, 8}}};
+  std::size_t ready = reg.prewarm(std::vector<KernelRequest>{
+      {"powi_f32", c4}, {"powi_f32", c8}, {"powi_f32", c4}, {"powi_f32", {}}});
+  EXPECT_EQ(ready, 3u);  // the last one lacks the required exponent
+  EXPECT_EQ(reg.stats().compiles, 2u);
+  EXPECT_TRUE(reg.is_cached("powi_f32", c4));
+  EXPECT_TRUE(reg.is_cached("powi_f32", c8));
+  EXPECT_FALSE(reg.is_cached("powi_f32"));
+  EXPECT_EQ(reg.cached_count(), 2u);
+}
+
+TEST(Prewarm, AllReportsWarmedSkippedAndFailures) {
+  Registry reg(pooled());
+  reg.register_source("broken",
+                      "extern \"C\" __global__ void broken_a() { nope(); }\n"
+                      "extern \"C\" __global__ void broken_b() {}");
+  reg.register_source("needy",
+                      "#include <kreg/kernel.cuh>\nKREG_CONSTANT(int, n, 1);\n"
+                      "extern \"C\" __global__ void needy(int* p) { p[0] = n; }");
+  std::size_t expected_entries = 0;
+  for (const std::string& source : reg.source_names()) {
+    const SourceInfo info = reg.source_info(source);
+    if (source == "broken" || source == "needy") continue;
+    const bool plain = std::all_of(info.constants.begin(), info.constants.end(),
+                                   [](const ConstantInfo& c) { return c.has_default; });
+    expected_entries += info.entries.size() * ((plain ? 1 : 0) + info.specializations.size());
+  }
+  EXPECT_EQ(reg.source_info("powi").specializations.size(), 2u);
+  std::mutex mutex;
+  std::vector<PrewarmProgress> steps;
+  std::set<std::string> labels;
+  PrewarmReport report = reg.prewarm_all([&](const PrewarmProgress& p) {
+    std::lock_guard lock(mutex);
+    steps.push_back(p);
+    labels.insert(std::string(p.label));
+  });
+  EXPECT_EQ(report.warmed, expected_entries);
+  EXPECT_EQ(report.skipped, 1u);  // needy needs a constant and lists none
+  EXPECT_TRUE(reg.is_cached("powi_f32", {.bools = {{200, true}}, .ints = {{300, 3}}}));
+  ASSERT_EQ(report.failures.size(), 2u);  // both entries of the broken source
+  for (const std::string& failure : report.failures) {
+    EXPECT_TRUE(contains(failure, "broken_")) << failure;
+    EXPECT_TRUE(contains(failure, "nope")) << failure;
+  }
+  const std::size_t total = expected_entries + 2;
+  ASSERT_EQ(steps.size(), total);
+  std::set<std::size_t> done;
+  for (const PrewarmProgress& p : steps) {
+    EXPECT_EQ(p.total, total);
+    done.insert(p.done);
+  }
+  EXPECT_EQ(done.size(), total);  // each step counted once, 1..total
+  EXPECT_EQ(*done.rbegin(), total);
+  EXPECT_TRUE(labels.contains("elementwise_mul_f32"));
+  EXPECT_EQ(reg.cached_count(), expected_entries);
+}
+
+TEST(Prewarm, ThrowingProgressCallbackIsContained) {
+  Registry reg(pooled());
+  std::size_t ready = reg.prewarm({"elementwise_add_f32"}, [](const PrewarmProgress&) {
+    throw std::runtime_error("callback failure");
+  });
+  EXPECT_EQ(ready, 1u);
+}
+
+TEST(Prewarm, EmptyListIsANoOp) {
+  Registry reg(pooled());
+  EXPECT_EQ(reg.prewarm(std::vector<std::string>{}), 0u);
+  EXPECT_EQ(reg.stats().compiles, 0u);
+}
+
+}  // namespace
+}  // namespace kreg

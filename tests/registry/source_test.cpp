@@ -1,0 +1,109 @@
+#include "registry/source.hpp"
+
+#include "test_support.hpp"
+
+namespace kreg::registry {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+std::vector<std::string> names(const Source& s) {
+  std::vector<std::string> out;
+  for (const auto& e : s.entries)
+    out.push_back(e.name + (e.expression.empty() ? "" : "=" + e.expression));
+  return out;
+}
+
+TEST(Source, FindsExternCKernelsInEveryForm) {
+  Source s = parse_source("s", R"(
+    extern "C" __global__ void plain(int* p) {}
+    extern "C" __global__ __launch_bounds__(256, 2) void bounded(int* p) {}
+    extern "C" __launch_bounds__(128) __global__ void bounds_first(float* p) {}
+    extern "C" {
+      __global__ void in_block(int n) {}
+      __device__ int helper(int x) { return x; }
+    }
+    __global__ void cpp_linkage(int* p) {}
+    extern "C" __device__ void device_only() {}
+    // extern "C" __global__ void commented_out() {}
+    /* extern "C" __global__ void also_commented() {} */
+    const char* text = "extern \"C\" __global__ void in_string() {}";
+  )",
+                          {});
+  EXPECT_EQ(names(s), (std::vector<std::string>{"plain", "bounded", "bounds_first", "in_block"}));
+}
+
+TEST(Source, AnnotationsAndOptions) {
+  Source s = parse_source(
+      "t", R"(// kreg:entry fill_f32=fill<float>
+// kreg:entry fill_i32 = fill<int>
+// kreg:options -use_fast_math  -maxrregcount=32
+// kreg:arch-specific
+template <class T> __global__ void fill(T* p, T v) { p[threadIdx.x] = v; }
+)",
+      SourceOptions{.entries = {"fill_f64=fill<double>"}, .compile_options = {"-lineinfo"}});
+  EXPECT_EQ(names(s), (std::vector<std::string>{"fill_f32=fill<float>", "fill_i32=fill<int>",
+                                                "fill_f64=fill<double>"}));
+  EXPECT_EQ(s.options,
+            (std::vector<std::string>{"-use_fast_math", "-maxrregcount=32", "-lineinfo"}));
+  EXPECT_TRUE(s.arch_specific);
+}
+
+TEST(Source, ReadsConstantDeclarations) {
+  Source s = parse_source("c", R"(
+    #include <kreg/kernel.cuh>
+    KREG_CONSTANT(int, block, 300);
+    KREG_CONSTANT_DEFAULT(bool, has_mask, 200, (1 > 2));
+    // KREG_CONSTANT(int, ghost, 999);
+    extern "C" __global__ void k() {}
+  )",
+                          {});
+  ASSERT_EQ(s.constants.size(), 2u);
+  EXPECT_EQ(s.constants[0].index, 200);
+  EXPECT_EQ(s.constants[0].name, "has_mask");
+  EXPECT_EQ(s.constants[0].type, ConstantType::Bool);
+  EXPECT_TRUE(s.constants[0].has_default);
+  EXPECT_EQ(s.constants[1].index, 300);
+  EXPECT_EQ(s.constants[1].type, ConstantType::Int);
+  EXPECT_FALSE(s.constants[1].has_default);
+  EXPECT_TRUE(s.needs_constants());
+  EXPECT_TRUE(s.kreg_headers_only);
+}
+
+TEST(Source, ToolkitIncludesTurnOffMinimal) {
+  Source s = parse_source("h", "#include <cuda_fp16.h>\nextern \"C\" __global__ void k() {}", {});
+  EXPECT_FALSE(s.kreg_headers_only);
+}
+
+TEST(Source, MalformedSourcesAreInvalidArguments) {
+  const std::string k = "\nextern \"C\" __global__ void k() {}\n";
+  struct Case {
+    std::string text;
+    std::string expect;
+  } cases[] = {
+      {"__global__ void not_c() {}", "declares no kernel entry"},
+      {"KREG_CONSTANT(float, f, 1);" + k, "must be bool or int"},
+      {"KREG_CONSTANT(int, f);" + k, "needs 3 arguments"},
+      {"KREG_CONSTANT_DEFAULT(int, f, 1);" + k, "needs 4 arguments"},
+      {"KREG_CONSTANT(int, f, -1);" + k, "non-negative integer literal"},
+      {"KREG_CONSTANT(int, f, N);" + k, "non-negative integer literal"},
+      {"KREG_CONSTANT(int, a, 1); KREG_CONSTANT(bool, b, 1);" + k, "share index 1"},
+      {"// kreg:entyr x=y<int>" + k, "unknown annotation 'kreg:entyr'"},
+      {"// kreg:entry 9bad=y<int>" + k, "not a valid entry name"},
+      {"// kreg:entry k" + k, "declared twice"},
+      {"", "the text is empty"},
+      {"// kreg:specialization 1:x" + k, "not a constant set"},
+      {"// kreg:specialization 1:i2" + k, "does not fit"},
+  };
+  for (const Case& c : cases) {
+    std::string message =
+        expect_error(ErrorCode::InvalidArgument, [&] { parse_source("bad", c.text, {}); });
+    EXPECT_TRUE(contains(message, c.expect)) << message;
+    EXPECT_TRUE(contains(message, "'bad'") || c.text.empty()) << message;
+  }
+  expect_error(ErrorCode::InvalidArgument, [&] { parse_source("", k, {}); });
+}
+
+}  // namespace
+}  // namespace kreg::registry

@@ -1,0 +1,151 @@
+// Runs the built-in kernels on the GPU against float64 CPU references.
+#include "commands.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace kreg::cli {
+namespace {
+
+void check(cudaError_t result, const char* what) {
+  if (result != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(result));
+}
+
+template <class T>
+struct Buffer {
+  T* data = nullptr;
+  std::size_t n;
+  explicit Buffer(const std::vector<T>& host) : n(host.size()) {
+    check(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(T)), "cudaMalloc");
+    check(cudaMemcpy(data, host.data(), n * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  explicit Buffer(std::size_t count) : n(count) {
+    check(cudaMalloc(reinterpret_cast<void**>(&data), n * sizeof(T)), "cudaMalloc");
+    check(cudaMemset(data, 0xFF, n * sizeof(T)), "cudaMemset");  // NaN until written
+  }
+  ~Buffer() { cudaFree(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::vector<T> read() const {
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    std::vector<T> host(n);
+    check(cudaMemcpy(host.data(), data, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return host;
+  }
+};
+
+constexpr unsigned kN = 1'000'003;  // odd, and larger than one grid pass below
+const Dim3 kGrid{512};
+const Dim3 kBlock{256};
+
+template <class T>
+std::vector<T> random(std::mt19937& rng, double lo = -2, double hi = 2) {
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<T> v(kN);
+  for (T& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+// Largest relative error, "nan" if any element is not finite.
+template <class T>
+std::string compare(const std::vector<T>& got, const std::vector<double>& want, double tol,
+                    bool& ok) {
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err =
+        std::abs(static_cast<double>(got[i]) - want[i]) / std::max(1.0, std::abs(want[i]));
+    if (!(err <= tol)) {
+      ok = false;
+      return "element " + std::to_string(i) + " off by " + std::to_string(err);
+    }
+    worst = std::max(worst, err);
+  }
+  ok = true;
+  char text[64];
+  std::snprintf(text, sizeof(text), "max rel err %.1e, n=%u", worst, kN);
+  return text;
+}
+
+using Check = std::function<std::string(Registry&, const KernelRequest&, std::mt19937&, bool&)>;
+
+std::string elementwise(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool& ok) {
+  auto a = random<float>(rng);
+  auto b = random<float>(rng);
+  Buffer<float> da(a), db(b), out(kN);
+  reg.get(r.name, r.constants)
+      .launch(kGrid, kBlock, 0, nullptr, static_cast<const float*>(da.data),
+              static_cast<const float*>(db.data), out.data, kN);
+  const bool add = r.name == "elementwise_add_f32";
+  std::vector<double> want(kN);
+  for (unsigned i = 0; i < kN; ++i) want[i] = add ? double(a[i]) + b[i] : double(a[i]) * b[i];
+  return compare(out.read(), want, 1e-6, ok);
+}
+
+std::string powi(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool& ok) {
+  int exponent = 0;
+  bool negate = false;
+  for (const auto& [index, value] : r.constants.ints) exponent = index == 300 ? value : exponent;
+  for (const auto& [index, value] : r.constants.bools) negate = index == 200 ? value : negate;
+  auto x = random<float>(rng, -1.5, 1.5);
+  Buffer<float> dx(x), out(kN);
+  reg.get(r.name, r.constants)
+      .launch(kGrid, kBlock, 0, nullptr, static_cast<const float*>(dx.data), out.data, kN);
+  std::vector<double> want(kN);
+  for (unsigned i = 0; i < kN; ++i) want[i] = (negate ? -1 : 1) * std::pow(double(x[i]), exponent);
+  return compare(out.read(), want, 1e-5, ok);
+}
+
+template <class T>
+std::string axpy(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool& ok) {
+  auto x = random<T>(rng);
+  auto y = random<T>(rng);
+  const T alpha = static_cast<T>(0.625);
+  Buffer<T> dx(x), dy(y);
+  reg.get(r.name, r.constants)
+      .launch(kGrid, kBlock, 0, nullptr, alpha, static_cast<const T*>(dx.data), dy.data, kN);
+  std::vector<double> want(kN);
+  for (unsigned i = 0; i < kN; ++i) want[i] = double(alpha) * x[i] + y[i];
+  return compare(dy.read(), want, sizeof(T) == 4 ? 1e-6 : 1e-14, ok);
+}
+
+}  // namespace
+
+std::vector<GpuCheck> run_gpu_checks(Registry& reg) {
+  const std::map<std::string, Check> checks = {
+      {"elementwise_add_f32", elementwise},
+      {"elementwise_mul_f32", elementwise},
+      {"powi_f32", powi},
+      {"axpy_f32", axpy<float>},
+      {"axpy_f64", axpy<double>},
+  };
+  std::mt19937 rng(2026);
+  std::vector<GpuCheck> results;
+  for (const KernelRequest& request : builtin_requests(reg)) {
+    GpuCheck result;
+    result.label = kernel_label(request.name, request.constants);
+    auto it = checks.find(request.name);
+    if (it == checks.end()) {
+      result.ok = true;
+      result.detail = "loaded; no reference check for this kernel";
+      results.push_back(result);
+      continue;
+    }
+    try {
+      result.detail = it->second(reg, request, rng, result.ok);
+    } catch (const std::exception& e) {
+      result.ok = false;
+      result.detail = e.what();
+    }
+    results.push_back(result);
+  }
+  return results;
+}
+
+}  // namespace kreg::cli
