@@ -77,7 +77,7 @@ class Registry {
   /// kernel and binary built from the old text (references already handed out stay valid).
   /// Throws `InvalidArgument` for an empty name, a source without entries, a malformed
   /// constant declaration, or an entry name that another source already declares.
-  void register_source(std::string name, std::string text, SourceOptions options = {});
+  void register_source(std::string name, std::string text, const SourceOptions& options = {});
 
   /// The kernel for an entry name, compiled and loaded on first use.
   /// Throws `KernelNotFound`, `CompileError`, `LoadError`, `InvalidArgument` (an index the

@@ -99,7 +99,7 @@ class PublishedTable {
     std::atomic<const T*> value{nullptr};
   };
   struct Array {
-    std::size_t mask;
+    std::size_t mask = 0;
     std::unique_ptr<Slot[]> slots;
   };
 

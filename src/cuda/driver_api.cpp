@@ -51,7 +51,8 @@ Loaded load() {
   // Never linked: machines that build or only compile kernels have no driver at all.
   void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    const char* error = dlerror();
+    // Runs once, inside the static initializer of loaded(), so no other thread calls it.
+    const char* error = dlerror();  // NOLINT(concurrency-mt-unsafe)
     loaded.why = std::string("cannot load the CUDA driver (libcuda.so.1): ") +
                  (error != nullptr ? error : "unknown error");
     return loaded;

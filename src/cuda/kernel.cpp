@@ -111,7 +111,7 @@ std::unique_ptr<Kernel> KernelFactory::make(std::string name, std::string label,
                                             std::string_view symbol,
                                             std::shared_ptr<const LaunchContext> context) {
   const cuda::DriverApi& api = *context->api;
-  auto handle = static_cast<CUkernel>(library->kernel(symbol, label));
+  auto* handle = static_cast<CUkernel>(library->kernel(symbol, label));
   const auto device = static_cast<CUdevice>(context->device->native_device());
   auto attribute = [&](CUfunction_attribute which) {
     int value = 0;

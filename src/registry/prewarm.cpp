@@ -66,7 +66,8 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
   const bool load = device_present();
   std::vector<std::function<void()>> tasks;
   tasks.reserve(groups.size());
-  for (auto& [key, group] : groups) {
+  for (auto& item : groups) {
+    const std::vector<Resolved>& group = item.second;
     tasks.emplace_back([this, &group, &finish, load] {
       for (const Resolved& r : group) {
         try {

@@ -11,7 +11,7 @@ Registry::Registry(RegistryOptions options)
 
 Registry::~Registry() = default;
 
-void Registry::register_source(std::string name, std::string text, SourceOptions options) {
+void Registry::register_source(std::string name, std::string text, const SourceOptions& options) {
   impl_->register_source(std::move(name), std::move(text), options);
 }
 

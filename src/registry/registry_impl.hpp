@@ -77,7 +77,7 @@ class RegistryImpl {
   Stats stats() const;
   std::vector<std::string> source_names() const;
   std::vector<std::string> entry_names(std::string_view source) const;
-  SourceInfo source_info(std::string_view source) const;
+  SourceInfo source_info(std::string_view name) const;
   std::string arch();
 
  private:
