@@ -117,16 +117,20 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
 
 // prewarm of N sources on the pool, against prewarming them one at a time in the same
 // process. Both do the same work per kernel (compile, and load where there is a GPU); the
-// driver and NVRTC start-up are paid before either clock starts.
+// driver and NVRTC start-up are paid before either clock starts. Arg 1 selects threads only
+// (0) or worker processes (1); worker start-up is inside the timed region.
 void BM_PrewarmSpeedup(benchmark::State& state) {
   const int sources = static_cast<int>(state.range(0));
+  const bool processes = state.range(1) != 0;
   const unsigned workers = std::max(1U, std::thread::hardware_concurrency());
   double serial_ms = 0;
   double parallel_ms = 0;
+  std::uint64_t in_workers = 0;
   for (auto _ : state) {
     kreg::RegistryOptions options;
     options.arch = arch();
     options.warm_compiler = false;
+    options.compile_processes = 0;
     {
       kreg::Registry reg(options);
       auto names = register_synthetic(reg, sources);
@@ -135,6 +139,7 @@ void BM_PrewarmSpeedup(benchmark::State& state) {
       for (const auto& name : names) reg.prewarm({name});
       serial_ms = elapsed_ms(start);
     }
+    options.compile_processes = processes ? -1 : 0;
     {
       kreg::Registry reg(options);
       auto names = register_synthetic(reg, sources);
@@ -142,18 +147,25 @@ void BM_PrewarmSpeedup(benchmark::State& state) {
       const auto start = std::chrono::steady_clock::now();
       const std::size_t ready = reg.prewarm(names);
       parallel_ms = elapsed_ms(start);
+      in_workers = reg.stats().worker_compiles;
       if (ready != names.size()) state.SkipWithError("prewarm missed kernels");
     }
     state.SetIterationTime(parallel_ms / 1000.0);
   }
+  state.SetLabel(processes ? "worker processes" : "threads only");
   state.counters["serial_ms"] = serial_ms;
   state.counters["prewarm_ms"] = parallel_ms;
   state.counters["workers"] = workers;
+  state.counters["in_workers"] = static_cast<double>(in_workers);
   state.counters["speedup"] = serial_ms / parallel_ms;
   state.counters["speedup_per_worker"] = serial_ms / parallel_ms / workers;
 }
 BENCHMARK(BM_PrewarmSpeedup)
-    ->Arg(64)
+    ->Args({64, 0})
+    ->Args({64, 1})
+    ->Args({256, 0})
+    ->Args({256, 1})
+    ->Args({1024, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)

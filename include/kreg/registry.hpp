@@ -8,6 +8,7 @@
 #include <kreg/types.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -93,6 +94,10 @@ class Registry {
   /// skipped; failures are logged at debug level. Without a GPU (and with an explicit arch)
   /// kernels are compiled but not loaded.
   std::size_t prewarm(const std::vector<std::string>& names, const ProgressCallback& progress = {});
+  /// `prewarm({"a", "b"})`: without this overload a two-name list would also read as an
+  /// iterator pair for the request form.
+  std::size_t prewarm(std::initializer_list<const char*> names,
+                      const ProgressCallback& progress = {});
   std::size_t prewarm(const std::vector<KernelRequest>& requests,
                       const ProgressCallback& progress = {});
   /// Prewarms every entry of every source: without constants where the source allows it,

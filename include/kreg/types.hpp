@@ -55,6 +55,11 @@ struct RegistryOptions {
   bool warm_compiler = true;
   /// Threads used by `prewarm*`; 0 means one per hardware thread.
   unsigned prewarm_threads = 0;
+  /// Compile worker processes for large prewarms. NVRTC serializes most of a compile within
+  /// a process, so a prewarm of many sources compiles them in `kreg-nvrtc-worker` processes,
+  /// one per prewarm thread. -1: automatic (on when the worker executable is found);
+  /// 0: never; N: at most N. `KREG_COMPILE_PROCESSES` overrides it.
+  int compile_processes = -1;
 };
 
 /// Counters since the registry was created.
@@ -63,6 +68,7 @@ struct Stats {
   std::uint64_t disk_hits = 0;         ///< Binaries read from the disk cache.
   std::uint64_t precompiled_hits = 0;  ///< Binaries taken from the embedded precompiled set.
   std::uint64_t compiles = 0;          ///< Successful NVRTC compiles.
+  std::uint64_t worker_compiles = 0;   ///< Of those, compiled in worker processes.
   std::uint64_t failures = 0;          ///< Failed compiles and loads.
   std::uint64_t loads = 0;             ///< Binaries loaded into the driver.
   double compile_ms = 0;               ///< Wall time spent in successful compiles.

@@ -1,6 +1,8 @@
 // Parallel prewarming. Requests are grouped by the binary they need, so each source and
 // constant set is compiled by one worker while the others compile different ones.
 
+#include "compiler/worker_pool.hpp"
+#include "core/env.hpp"
 #include "core/log.hpp"
 #include "registry/registry_impl.hpp"
 
@@ -10,6 +12,47 @@
 #include <thread>
 
 namespace kreg::detail {
+
+namespace {
+
+// Below this many binaries to build, starting worker processes (each pays NVRTC's start-up,
+// about 200 ms on an H200 host) costs more than it saves.
+constexpr std::size_t kWorkerThreshold = 16;
+
+}  // namespace
+
+std::size_t RegistryImpl::compile_processes() const {
+  int wanted = options_.compile_processes;
+  if (auto value = core::env_string("KREG_COMPILE_PROCESSES")) {
+    if (!core::env_flag("KREG_COMPILE_PROCESSES", true)) return 0;
+    try {
+      wanted = std::stoi(*value);
+    } catch (const std::exception&) {
+      core::log_write(core::LogLevel::Warn,
+                      "KREG_COMPILE_PROCESSES='" + *value + "' is not a number; using the default");
+    }
+  }
+  if (wanted == 0) return 0;
+  unsigned threads = options_.prewarm_threads;
+  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  return wanted < 0 ? threads : std::min<std::size_t>(static_cast<std::size_t>(wanted), threads);
+}
+
+bool RegistryImpl::use_workers(std::size_t binaries) {
+  std::lock_guard lock(pool_mutex_);
+  if (workers_) return true;
+  if (binaries < kWorkerThreshold) return false;
+  const std::size_t processes = compile_processes();
+  if (processes == 0) return false;
+  std::string executable = compiler::WorkerPool::find_executable();
+  if (executable.empty()) {
+    core::log_write(core::LogLevel::Debug,
+                    "no kreg-nvrtc-worker found; prewarm compiles in-process");
+    return false;
+  }
+  workers_ = std::make_unique<compiler::WorkerPool>(std::move(executable), processes);
+  return true;
+}
 
 core::ThreadPool& RegistryImpl::pool() {
   std::lock_guard lock(pool_mutex_);
@@ -64,14 +107,17 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
   }
 
   const bool load = device_present();
+  std::size_t to_build = 0;
+  for (const auto& item : groups) to_build += binaries_.find(item.first) ? 0 : 1;
+  const bool pooled = use_workers(to_build);
   std::vector<std::function<void()>> tasks;
   tasks.reserve(groups.size());
   for (auto& item : groups) {
     const std::vector<Resolved>& group = item.second;
-    tasks.emplace_back([this, &group, &finish, load] {
+    tasks.emplace_back([this, &group, &finish, load, pooled] {
       for (const Resolved& r : group) {
         try {
-          const CacheEntry& entry = entry_for(r);
+          const CacheEntry& entry = entry_for(r, pooled);
           if (load) this->load(entry);
           finish(r.label, nullptr);
         } catch (const std::exception& e) {

@@ -39,6 +39,11 @@ std::size_t Registry::prewarm(const std::vector<std::string>& names,
   return impl_->prewarm(requests, progress);
 }
 
+std::size_t Registry::prewarm(std::initializer_list<const char*> names,
+                              const ProgressCallback& progress) {
+  return prewarm(std::vector<std::string>(names.begin(), names.end()), progress);
+}
+
 std::size_t Registry::prewarm(const std::vector<KernelRequest>& requests,
                               const ProgressCallback& progress) {
   return impl_->prewarm(requests, progress);

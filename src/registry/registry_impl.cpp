@@ -2,6 +2,7 @@
 
 #include "compiler/constant_values.hpp"
 #include "compiler/nvrtc_compiler.hpp"
+#include "compiler/worker_pool.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
 #include "core/hash.hpp"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 namespace kreg::detail {
 namespace {
@@ -171,7 +173,7 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
   return arch;
 }
 
-std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r) {
+std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
   const registry::Source& source = *r.source;
   const std::string arch = target_arch(source);
   const std::string constants_text = r.label.substr(r.name.size());
@@ -207,7 +209,17 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r) {
 
   compiler::Result result;
   try {
-    result = compiler::compile(request);
+    std::optional<compiler::Result> remote;
+    if (pooled) {
+      compiler::WorkerPool* workers = nullptr;
+      {
+        std::lock_guard lock(pool_mutex_);
+        workers = workers_.get();
+      }
+      if (workers != nullptr) remote = workers->compile(request);
+    }
+    if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
+    result = remote ? std::move(*remote) : compiler::compile(request);
   } catch (...) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     throw;
@@ -238,12 +250,12 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r) {
   return binary;
 }
 
-std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r) {
-  return binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r); });
+std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r, bool pooled) {
+  return binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r, pooled); });
 }
 
-const CacheEntry& RegistryImpl::entry_for(const Resolved& r) {
-  std::shared_ptr<registry::BinarySlot> slot = binary_for(r);
+const CacheEntry& RegistryImpl::entry_for(const Resolved& r, bool pooled) {
+  std::shared_ptr<registry::BinarySlot> slot = binary_for(r, pooled);
   const std::uint64_t hash = core::hash64(r.lookup_key);
   std::lock_guard lock(mutex_);
   if (const CacheEntry* existing = table_.find(r.lookup_key, hash)) return *existing;
@@ -344,6 +356,7 @@ Stats RegistryImpl::stats() const {
   Stats s;
   s.memory_hits = memory_hits_.total();
   s.compiles = compiles_.load(std::memory_order_relaxed);
+  s.worker_compiles = worker_compiles_.load(std::memory_order_relaxed);
   s.failures = failures_.load(std::memory_order_relaxed);
   s.loads = loads_.load(std::memory_order_relaxed);
   s.compile_ms = static_cast<double>(compile_ns_.load(std::memory_order_relaxed)) / 1e6;

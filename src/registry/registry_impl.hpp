@@ -23,6 +23,9 @@
 namespace kreg::cuda {
 class Device;
 }
+namespace kreg::compiler {
+class WorkerPool;
+}
 
 namespace kreg::detail {
 
@@ -82,9 +85,12 @@ class RegistryImpl {
 
  private:
   Resolved resolve(std::string_view name, const Constants& constants) const;
-  std::shared_ptr<registry::BinarySlot> binary_for(const Resolved& request);
-  std::shared_ptr<const Binary> build(const Resolved& request);
-  const CacheEntry& entry_for(const Resolved& request);
+  // `pooled`: compile in a worker process when the registry has started them.
+  std::shared_ptr<registry::BinarySlot> binary_for(const Resolved& request, bool pooled = false);
+  std::shared_ptr<const Binary> build(const Resolved& request, bool pooled);
+  const CacheEntry& entry_for(const Resolved& request, bool pooled = false);
+  // Starts the worker processes if this prewarm is large enough to pay for them.
+  bool use_workers(std::size_t binaries);
   const Kernel& load(const CacheEntry& entry);
   bool device_present();
   const std::shared_ptr<const LaunchContext>& launch_context();
@@ -93,6 +99,7 @@ class RegistryImpl {
   std::vector<std::string> prewarm_items(const std::vector<KernelRequest>& requests,
                                          const ProgressCallback& progress, std::size_t& ready);
   core::ThreadPool& pool();
+  std::size_t compile_processes() const;
 
   RegistryOptions options_;
   bool nvtx_ = false;
@@ -115,10 +122,12 @@ class RegistryImpl {
   std::string device_arch_;
 
   std::mutex pool_mutex_;
+  std::unique_ptr<compiler::WorkerPool> workers_;  // declared first: outlives pool_'s tasks
   std::unique_ptr<core::ThreadPool> pool_;
 
   mutable core::ShardedCounter memory_hits_;
   std::atomic<std::uint64_t> compiles_{0};
+  std::atomic<std::uint64_t> worker_compiles_{0};
   std::atomic<std::uint64_t> failures_{0};
   std::atomic<std::uint64_t> loads_{0};
   std::atomic<std::uint64_t> compile_ns_{0};

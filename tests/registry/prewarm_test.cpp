@@ -103,3 +103,86 @@ TEST(Prewarm, EmptyListIsANoOp) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+std::string numbered_source(int i) {
+  return "extern \"C\" __global__ void numbered_" + std::to_string(i) +
+         "(int* p) { p[0] = " + std::to_string(i) + "; }\n";
+}
+
+TEST(PrewarmWorkers, LargePrewarmsCompileInWorkerProcesses) {
+  RegistryOptions options = test::sm90_options();
+  options.prewarm_threads = 2;
+  options.compile_processes = 2;
+  Registry reg(options);
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    reg.register_source("numbered_" + std::to_string(i), numbered_source(i));
+    names.push_back("numbered_" + std::to_string(i));
+  }
+  EXPECT_EQ(reg.prewarm(names), names.size());
+  EXPECT_EQ(reg.stats().compiles, names.size());
+  EXPECT_EQ(reg.stats().worker_compiles, names.size());
+  // What the workers built is what an in-process compile builds.
+  Registry local(test::sm90_options());
+  local.register_source("numbered_7", numbered_source(7));
+  const Binary& a = reg.compile("numbered_7");
+  const Binary& b = local.compile("numbered_7");
+  EXPECT_TRUE(std::equal(a.image().begin(), a.image().end(), b.image().begin(), b.image().end()));
+}
+
+TEST(PrewarmWorkers, SmallPrewarmsAndDisabledWorkersStayInProcess) {
+  RegistryOptions options = test::sm90_options();
+  options.compile_processes = 0;
+  Registry off(options);
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    off.register_source("numbered_" + std::to_string(i), numbered_source(i));
+    names.push_back("numbered_" + std::to_string(i));
+  }
+  EXPECT_EQ(off.prewarm(names), names.size());
+  EXPECT_EQ(off.stats().worker_compiles, 0u);
+
+  Registry small(test::sm90_options());
+  EXPECT_EQ(small.prewarm({"elementwise_add_f32", "axpy_f32"}), 2u);
+  EXPECT_EQ(small.stats().worker_compiles, 0u);
+}
+
+TEST(PrewarmWorkers, CompileErrorsFromWorkersMatchInProcessOnes) {
+  RegistryOptions options = test::sm90_options();
+  options.compile_processes = 2;
+  Registry reg(options);
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    reg.register_source(
+        "numbered_" + std::to_string(i),
+        i == 3 ? "extern \"C\" __global__ void numbered_3() { broken_here; }" : numbered_source(i));
+    names.push_back("numbered_" + std::to_string(i));
+  }
+  EXPECT_EQ(reg.prewarm(names), names.size() - 1);
+  std::string message =
+      test::expect_error(ErrorCode::CompileError, [&] { reg.compile("numbered_3"); });
+  EXPECT_TRUE(contains(message, "broken_here")) << message;
+}
+
+}  // namespace
+}  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(Prewarm, EveryListFormOfTheDesignCompiles) {
+  Registry reg(test::sm90_options());
+  EXPECT_EQ(reg.prewarm({"elementwise_add_f32"}), 1u);
+  EXPECT_EQ(reg.prewarm({"elementwise_add_f32", "axpy_f32"}), 2u);
+  Constants c1{.ints = {{300, 2}}};
+  Constants c2{.bools = {{200, true}}, .ints = {{300, 3}}};
+  EXPECT_EQ(reg.prewarm({{"powi_f32", c1}, {"powi_f32", c2}}), 2u);
+  std::vector<std::string> names = {"axpy_f64"};
+  EXPECT_EQ(reg.prewarm(names), 1u);
+}
+
+}  // namespace
+}  // namespace kreg

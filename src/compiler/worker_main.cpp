@@ -1,0 +1,35 @@
+// kreg-nvrtc-worker: compiles kernel sources for a registry in another process. NVRTC
+// serializes most of a compile behind a process-wide lock, so a registry that prewarms many
+// sources at once hands them to a few of these.
+//
+// Reads framed requests (see wire.hpp) on stdin until EOF and answers each on stdout. It
+// is started by kreg; it is not meant to be run by hand.
+#include "compiler/wire.hpp"
+
+#include <kreg/error.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+
+int main() {
+  std::string payload;
+  while (kreg::compiler::read_frame(STDIN_FILENO, payload)) {
+    auto request = kreg::compiler::decode_request(payload);
+    if (!request) {
+      // Another kreg build's protocol: exit, and the registry compiles in-process instead.
+      std::fputs("kreg-nvrtc-worker: malformed request or protocol version mismatch\n", stderr);
+      return 2;
+    }
+    kreg::compiler::Result result;
+    try {
+      result = kreg::compiler::compile(request->view());
+    } catch (const std::exception& e) {
+      result = kreg::compiler::Result{};
+      result.log = e.what();
+    }
+    if (!kreg::compiler::write_frame(STDOUT_FILENO, kreg::compiler::encode(result))) return 1;
+  }
+  return 0;
+}

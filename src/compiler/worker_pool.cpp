@@ -1,0 +1,141 @@
+#include "compiler/worker_pool.hpp"
+
+#include "compiler/wire.hpp"
+#include "core/env.hpp"
+#include "core/log.hpp"
+
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <csignal>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX leaves it undeclared
+
+namespace kreg::compiler {
+namespace {
+
+constexpr std::size_t kMaxFailures = 3;
+
+bool executable(const std::string& path) {
+  return !path.empty() && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+WorkerPool::WorkerPool(std::string executable, std::size_t size)
+    : executable_(std::move(executable)), size_(size == 0 ? 1 : size) {}
+
+WorkerPool::~WorkerPool() {
+  std::lock_guard lock(mutex_);
+  for (const Worker& worker : idle_) stop(worker);
+  idle_.clear();
+}
+
+std::size_t WorkerPool::started() const {
+  std::lock_guard lock(mutex_);
+  return started_;
+}
+
+std::string WorkerPool::find_executable() {
+  if (auto path = core::env_string("KREG_COMPILE_WORKER")) return executable(*path) ? *path : "";
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  std::vector<std::string> candidates;
+  if (!error) candidates.push_back((self.parent_path() / "kreg-nvrtc-worker").string());
+  candidates.emplace_back(KREG_WORKER_INSTALL_PATH);
+  candidates.emplace_back(KREG_WORKER_BUILD_PATH);
+  for (const std::string& path : candidates) {
+    if (executable(path)) return path;
+  }
+  return {};
+}
+
+std::optional<WorkerPool::Worker> WorkerPool::spawn() {
+  int fds[2] = {-1, -1};
+  // CLOEXEC on both ends, so no worker inherits another worker's socket (which would keep
+  // that worker from ever seeing EOF); dup2 below clears it on the child's stdin and stdout.
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Nothing else of the host (its files, sockets, pipes) leaks into a worker.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+#endif
+  pid_t pid = -1;
+  char* argv[] = {const_cast<char*>(executable_.c_str()), nullptr};
+  const int result = ::posix_spawn(&pid, executable_.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (result != 0) {
+    ::close(fds[0]);
+    return std::nullopt;
+  }
+  return Worker{pid, fds[0]};
+}
+
+void WorkerPool::stop(Worker worker) noexcept {
+  ::close(worker.fd);  // the worker reads EOF and exits
+  for (int i = 0; i < 100; ++i) {
+    if (::waitpid(worker.pid, nullptr, WNOHANG) != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(worker.pid, SIGKILL);  // stuck: a worker is never worth a hung host
+  ::waitpid(worker.pid, nullptr, 0);
+}
+
+std::optional<Result> WorkerPool::compile(const Request& request) {
+  Worker worker;
+  {
+    std::unique_lock lock(mutex_);
+    idle_ready_.wait(lock, [&] { return !idle_.empty() || live_ < size_; });
+    if (failures_ >= kMaxFailures) return std::nullopt;
+    if (!idle_.empty()) {
+      worker = idle_.back();
+      idle_.pop_back();
+    } else {
+      ++live_;
+      ++started_;
+      lock.unlock();
+      auto spawned = spawn();
+      lock.lock();
+      if (!spawned) {
+        --live_;
+        ++failures_;
+        idle_ready_.notify_one();
+        core::log_write(core::LogLevel::Warn,
+                        "cannot start compile worker '" + executable_ + "'; compiling in-process");
+        return std::nullopt;
+      }
+      worker = *spawned;
+    }
+  }
+
+  std::string payload;
+  std::optional<Result> result;
+  if (write_frame(worker.fd, encode(request)) && read_frame(worker.fd, payload)) {
+    result = decode_result(payload);
+  }
+
+  std::lock_guard lock(mutex_);
+  if (result) {
+    failures_ = 0;
+    idle_.push_back(worker);
+  } else {
+    // Died or answered nonsense: retire it; a later request starts a fresh one.
+    stop(worker);
+    --live_;
+    ++failures_;
+    core::log_write(core::LogLevel::Warn, "a compile worker failed; compiling in-process");
+  }
+  idle_ready_.notify_one();
+  return result;
+}
+
+}  // namespace kreg::compiler

@@ -1,0 +1,83 @@
+#include "compiler/wire.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kreg::compiler {
+namespace {
+
+Request sample_request() {
+  Request r;
+  r.program_name = "k.cu";
+  r.source = "extern \"C\" __global__ void k() {}\n";
+  r.arch = "sm_90";
+  r.options = {"-minimal", "-std=c++17"};
+  r.headers = {{"kreg/kernel.cuh", "#pragma once\n"}, {"a.h", std::string_view("x\0y", 3)}};
+  r.name_expressions = {"fill<float>"};
+  return r;
+}
+
+TEST(Wire, RequestRoundTrips) {
+  const Request r = sample_request();
+  auto decoded = decode_request(encode(r));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->program_name, "k.cu");
+  EXPECT_EQ(decoded->source, r.source);
+  EXPECT_EQ(decoded->arch, "sm_90");
+  EXPECT_EQ(decoded->options, r.options);
+  ASSERT_EQ(decoded->headers.size(), 2u);
+  EXPECT_EQ(decoded->headers[1].second, std::string("x\0y", 3));
+  EXPECT_EQ(decoded->name_expressions, r.name_expressions);
+  const Request view = decoded->view();
+  EXPECT_EQ(view.headers[0].name, "kreg/kernel.cuh");
+}
+
+TEST(Wire, ResultRoundTrips) {
+  Result r;
+  r.ok = true;
+  r.image = {'\x7f', 'E', 'L', 'F', '\0', '\x01'};
+  r.log = "warning: something";
+  r.lowered_names = {"_Z4fillIfEvPT_"};
+  r.milliseconds = 7.25;
+  auto decoded = decode_result(encode(r));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_TRUE(decoded->ok);
+  EXPECT_EQ(decoded->image, r.image);
+  EXPECT_EQ(decoded->log, r.log);
+  EXPECT_EQ(decoded->lowered_names, r.lowered_names);
+  EXPECT_EQ(decoded->milliseconds, 7.25);
+}
+
+TEST(Wire, EveryTruncationAndAnyTrailingByteIsRejected) {
+  const std::string request = encode(sample_request());
+  for (std::size_t n = 0; n < request.size(); ++n) {
+    EXPECT_FALSE(decode_request(request.substr(0, n)).has_value()) << n;
+  }
+  EXPECT_FALSE(decode_request(request + "x").has_value());
+  Result ok;
+  ok.ok = true;
+  ok.image = {'a', 'b'};
+  const std::string result = encode(ok);
+  for (std::size_t n = 0; n < result.size(); ++n) {
+    EXPECT_FALSE(decode_result(result.substr(0, n)).has_value()) << n;
+  }
+}
+
+TEST(Wire, WrongKindOrVersionIsRejected) {
+  const std::string request = encode(sample_request());
+  EXPECT_FALSE(decode_result(request).has_value());
+  std::string other_version = request;
+  other_version[4] = 9;
+  EXPECT_FALSE(decode_request(other_version).has_value());
+}
+
+TEST(Wire, HugeCountsDoNotAllocate) {
+  // A count field claiming 2^60 items must fail, not try to reserve them.
+  std::string request = encode(sample_request());
+  const std::size_t options_count_at = 8 + 8 + 4 + 8 + sample_request().source.size() + 8 + 5;
+  std::uint64_t huge = std::uint64_t{1} << 60;
+  request.replace(options_count_at, 8, reinterpret_cast<const char*>(&huge), 8);
+  EXPECT_FALSE(decode_request(request).has_value());
+}
+
+}  // namespace
+}  // namespace kreg::compiler

@@ -1,0 +1,97 @@
+#include "compiler/worker_pool.hpp"
+
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace kreg::compiler {
+namespace {
+
+Request trivial(const std::string& body = "p[0] = 1;") {
+  static thread_local std::string source;  // Request holds a view
+  source = "extern \"C\" __global__ void k(int* p) { " + body + " }\n";
+  Request r;
+  r.program_name = "k.cu";
+  r.source = source;
+  r.arch = "sm_90";
+  r.options = {"-minimal"};
+  return r;
+}
+
+std::string worker() {
+  std::string path = WorkerPool::find_executable();
+  if (path.empty()) ADD_FAILURE() << "kreg-nvrtc-worker was not built";
+  return path;
+}
+
+// A stand-in worker written as a shell script.
+std::string script(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  std::system(("chmod +x " + path).c_str());
+  return path;
+}
+
+TEST(WorkerPool, CompilesLikeInProcess) {
+  WorkerPool pool(worker(), 2);
+  auto remote = pool.compile(trivial());
+  ASSERT_TRUE(remote.has_value());
+  ASSERT_TRUE(remote->ok) << remote->log;
+  const Result local = compile(trivial());
+  EXPECT_EQ(remote->image, local.image);
+  EXPECT_EQ(pool.started(), 1u);
+  // The same worker serves the next request.
+  ASSERT_TRUE(pool.compile(trivial("p[0] = 2;")).has_value());
+  EXPECT_EQ(pool.started(), 1u);
+}
+
+TEST(WorkerPool, ReportsCompileErrorsAsResults) {
+  WorkerPool pool(worker(), 1);
+  auto result = pool.compile(trivial("p[0] = not_declared;"));
+  ASSERT_TRUE(result.has_value());
+  EXPECT_FALSE(result->ok);
+  EXPECT_NE(result->log.find("not_declared"), std::string::npos) << result->log;
+}
+
+TEST(WorkerPool, ManyThreadsShareAFewWorkers) {
+  WorkerPool pool(worker(), 2);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      auto r = pool.compile(trivial("p[0] = " + std::to_string(t) + ";"));
+      if (r && r->ok && !r->image.empty()) ++ok;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(ok.load(), 6);
+  EXPECT_LE(pool.started(), 2u);
+}
+
+TEST(WorkerPool, MissingExecutableFallsBackAndStopsTrying) {
+  WorkerPool pool("/nonexistent/kreg-nvrtc-worker", 2);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(pool.compile(trivial()).has_value());
+  EXPECT_LE(pool.started(), 3u);  // gives up after a few failures
+}
+
+TEST(WorkerPool, DyingOrBabblingWorkersAreRetired) {
+  WorkerPool dies(script("kreg_dies.sh", "exit 3"), 1);
+  EXPECT_FALSE(dies.compile(trivial()).has_value());
+  WorkerPool babbles(script("kreg_babbles.sh", "cat /dev/null; printf 'garbage-garbage-garbage'"),
+                     1);
+  EXPECT_FALSE(babbles.compile(trivial()).has_value());
+}
+
+TEST(WorkerPool, EnvironmentOverridesTheExecutable) {
+  const std::string fake = script("kreg_fake_worker.sh", "exit 0");
+  ::setenv("KREG_COMPILE_WORKER", fake.c_str(), 1);
+  EXPECT_EQ(WorkerPool::find_executable(), fake);
+  ::setenv("KREG_COMPILE_WORKER", "/nonexistent", 1);
+  EXPECT_EQ(WorkerPool::find_executable(), "");
+  ::unsetenv("KREG_COMPILE_WORKER");
+}
+
+}  // namespace
+}  // namespace kreg::compiler
