@@ -2,6 +2,7 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -112,16 +113,23 @@ std::string numbered_source(int i) {
          "(int* p) { p[0] = " + std::to_string(i) + "; }\n";
 }
 
+// Registers `count` one-kernel sources; `text(i)` gives source i's text.
+std::vector<std::string> register_numbered(
+    Registry& reg, int count, const std::function<std::string(int)>& text = numbered_source) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    names.push_back("numbered_" + std::to_string(i));
+    reg.register_source(names.back(), text(i));
+  }
+  return names;
+}
+
 TEST(PrewarmWorkers, LargePrewarmsCompileInWorkerProcesses) {
   RegistryOptions options = test::sm90_options();
   options.prewarm_threads = 2;
   options.compile_processes = 2;
   Registry reg(options);
-  std::vector<std::string> names;
-  for (int i = 0; i < 20; ++i) {
-    reg.register_source("numbered_" + std::to_string(i), numbered_source(i));
-    names.push_back("numbered_" + std::to_string(i));
-  }
+  const std::vector<std::string> names = register_numbered(reg, 20);
   EXPECT_EQ(reg.prewarm(names), names.size());
   EXPECT_EQ(reg.stats().compiles, names.size());
   EXPECT_EQ(reg.stats().worker_compiles, names.size());
@@ -137,11 +145,7 @@ TEST(PrewarmWorkers, SmallPrewarmsAndDisabledWorkersStayInProcess) {
   RegistryOptions options = test::sm90_options();
   options.compile_processes = 0;
   Registry off(options);
-  std::vector<std::string> names;
-  for (int i = 0; i < 20; ++i) {
-    off.register_source("numbered_" + std::to_string(i), numbered_source(i));
-    names.push_back("numbered_" + std::to_string(i));
-  }
+  const std::vector<std::string> names = register_numbered(off, 20);
   EXPECT_EQ(off.prewarm(names), names.size());
   EXPECT_EQ(off.stats().worker_compiles, 0u);
 
