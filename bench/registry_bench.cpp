@@ -5,11 +5,14 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <vector>
 
 // Counts heap allocations made while `counting` is set on this thread, to show that a
 // hit allocates nothing.
@@ -157,7 +160,55 @@ void BM_LaunchKregRaw(benchmark::State& state) {
   });
 }
 
-// Interleaved, so that drift in the machine's state affects all three alike.
+// The three forms in rotation within one loop, so that drift in the machine's state affects
+// all alike; per-launch medians over all batches are reported as counters (microseconds).
+void BM_LaunchInterleaved(benchmark::State& state) {
+  const kreg::Kernel& k = registry().get("empty_kernel");
+  LaunchArgs args;
+  void* params[] = {&args.a, &args.b, &args.c, &args.n};
+  auto function = reinterpret_cast<CUfunction>(k.native_handle());
+  auto a = reinterpret_cast<const float*>(args.a);
+  auto b = reinterpret_cast<const float*>(args.b);
+  auto c = reinterpret_cast<float*>(args.c);
+  std::vector<double> times[3];
+  std::size_t round = 0;
+  for (auto _ : state) {
+    for (std::size_t j = 0; j < 3; ++j) {
+      const std::size_t form = (round + j) % 3;
+      if (cuCtxSynchronize() != CUDA_SUCCESS) {
+        state.SkipWithError("cuCtxSynchronize failed");
+        return;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kBatch; ++i) {
+        if (form == 0) {
+          cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+        } else if (form == 1) {
+          k.launch(kreg::Dim3{1}, kreg::Dim3{32}, 0, nullptr, a, b, c, args.n);
+        } else {
+          k.launch_raw(kreg::Dim3{1}, kreg::Dim3{32}, 0, nullptr, params);
+        }
+      }
+      times[form].push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count() /
+          kBatch);
+    }
+    ++round;
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double raw = median(times[0]);
+  state.counters["raw_us"] = raw;
+  state.counters["typed_us"] = median(times[1]);
+  state.counters["launch_raw_us"] = median(times[2]);
+  state.counters["typed_over_raw_us"] = median(times[1]) - raw;
+  state.counters["launch_raw_over_raw_us"] = median(times[2]) - raw;
+}
+BENCHMARK(BM_LaunchInterleaved)->Setup(setup)->Iterations(3000)->Repetitions(3);
+
 BENCHMARK(BM_LaunchRawDriver)->Setup(setup)->Repetitions(7)->ReportAggregatesOnly(true);
 BENCHMARK(BM_LaunchKregTyped)->Setup(setup)->Repetitions(7)->ReportAggregatesOnly(true);
 BENCHMARK(BM_LaunchKregRaw)->Setup(setup)->Repetitions(7)->ReportAggregatesOnly(true);
