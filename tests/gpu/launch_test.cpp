@@ -104,3 +104,19 @@ TEST_F(Launch, WorksFromAThreadWithoutACurrentContext) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(LaunchNvtx, RangesDoNotChangeResults) {
+  KREG_REQUIRE_GPU();
+  ::setenv("KREG_NVTX", "1", 1);
+  Registry reg(RegistryOptions{.warm_compiler = false});
+  ::unsetenv("KREG_NVTX");
+  DeviceBuffer<float> x(std::vector<float>(256, 1.0f)), y(std::vector<float>(256, 1.0f));
+  reg.get("axpy_f32").launch(Dim3{1}, Dim3{256}, 0, nullptr, 4.0f, x.get(), y.get(), 256u);
+  for (float v : y.download()) ASSERT_EQ(v, 5.0f);
+}
+
+}  // namespace
+}  // namespace kreg

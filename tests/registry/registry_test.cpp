@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <barrier>
+#include <optional>
 #include <thread>
 
 namespace kreg {
@@ -171,6 +172,63 @@ TEST(Registry, DestroyedRightAfterCreationWhileWarming) {
   RegistryOptions options = test::sm90_options();
   options.warm_compiler = true;
   for (int i = 0; i < 3; ++i) Registry reg(options);
+}
+
+}  // namespace
+}  // namespace kreg
+
+namespace kreg {
+namespace {
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(RegistryEnv, ArchComesFromKregArchWhenOptionsLeaveItEmpty) {
+  ScopedEnv arch("KREG_ARCH", "sm_80");
+  Registry reg(RegistryOptions{.warm_compiler = false});
+  EXPECT_EQ(reg.arch(), "sm_80");
+  EXPECT_EQ(reg.compile("elementwise_add_f32").arch(), "sm_80");
+  Registry explicit_arch(test::sm90_options());  // an explicit option wins
+  EXPECT_EQ(explicit_arch.arch(), "sm_90");
+}
+
+TEST(RegistryEnv, BadKregArchIsRejected) {
+  ScopedEnv arch("KREG_ARCH", "hopper");
+  expect_error(ErrorCode::InvalidArgument,
+               [] { Registry reg(RegistryOptions{.warm_compiler = false}); });
+}
+
+TEST(RegistryEnv, CompileProcessesCanBeTurnedOffByEnvironment) {
+  ScopedEnv off("KREG_COMPILE_PROCESSES", "0");
+  RegistryOptions options = test::sm90_options();
+  options.compile_processes = 4;
+  Registry reg(options);
+  std::vector<std::string> names;
+  for (int i = 0; i < 20; ++i) {
+    names.push_back("env_numbered_" + std::to_string(i));
+    reg.register_source(names.back(), "extern \"C\" __global__ void " + names.back() + "() {}");
+  }
+  EXPECT_EQ(reg.prewarm(names), names.size());
+  EXPECT_EQ(reg.stats().worker_compiles, 0u);
 }
 
 }  // namespace
