@@ -1,9 +1,11 @@
 #include "compiler/wire.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 
@@ -97,8 +99,18 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-bool read_all(int fd, char* data, std::size_t size) {
+bool read_all(int fd, char* data, std::size_t size, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (size > 0) {
+    if (timeout_ms >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      pollfd p{fd, POLLIN, 0};
+      const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) return false;
+    }
     const ssize_t n = ::read(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
@@ -186,11 +198,13 @@ bool write_frame(int fd, const std::string& payload) {
          write_all(fd, payload.data(), payload.size());
 }
 
-bool read_frame(int fd, std::string& payload) {
+bool read_frame(int fd, std::string& payload, int timeout_ms) {
   std::uint64_t size = 0;
-  if (!read_all(fd, reinterpret_cast<char*>(&size), sizeof(size)) || size > kMaxFrame) return false;
+  if (!read_all(fd, reinterpret_cast<char*>(&size), sizeof(size), timeout_ms) || size > kMaxFrame) {
+    return false;
+  }
   payload.resize(size);
-  return read_all(fd, payload.data(), size);
+  return read_all(fd, payload.data(), size, timeout_ms);
 }
 
 }  // namespace kreg::compiler

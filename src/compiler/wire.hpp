@@ -32,8 +32,11 @@ std::string encode(const Result& result);
 std::optional<OwnedRequest> decode_request(const std::string& payload);
 std::optional<Result> decode_result(const std::string& payload);
 
-// Frame I/O on a file descriptor; false on EOF or error. Writes never raise SIGPIPE.
+// Frame I/O on a file descriptor; false on EOF or error. Writes to a socket never raise
+// SIGPIPE; other descriptors (pipes) are written with write(), which may.
+// `timeout_ms` < 0 waits forever; otherwise a frame that has not fully arrived in time
+// counts as an error.
 bool write_frame(int fd, const std::string& payload);
-bool read_frame(int fd, std::string& payload);
+bool read_frame(int fd, std::string& payload, int timeout_ms = -1);
 
 }  // namespace kreg::compiler

@@ -10,10 +10,18 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <exception>
 
 int main() {
+  // The parent's socket is on stdin and stdout. Keep the protocol on a private copy and
+  // point stdout at stderr, so that nothing NVRTC or a library prints can corrupt a frame.
+  const int out = ::dup(STDOUT_FILENO);
+  if (out < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 1;
+  // A vanished parent is an error return, not a kill; its closed socket ends the loop.
+  std::signal(SIGPIPE, SIG_IGN);
   std::string payload;
   while (kreg::compiler::read_frame(STDIN_FILENO, payload)) {
     auto request = kreg::compiler::decode_request(payload);
@@ -29,7 +37,7 @@ int main() {
       result = kreg::compiler::Result{};
       result.log = e.what();
     }
-    if (!kreg::compiler::write_frame(STDOUT_FILENO, kreg::compiler::encode(result))) return 1;
+    if (!kreg::compiler::write_frame(out, kreg::compiler::encode(result))) return 1;
   }
   return 0;
 }

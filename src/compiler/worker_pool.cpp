@@ -27,12 +27,17 @@ bool executable(const std::string& path) {
 
 }  // namespace
 
-WorkerPool::WorkerPool(std::string executable, std::size_t size)
-    : executable_(std::move(executable)), size_(size == 0 ? 1 : size) {}
+WorkerPool::WorkerPool(std::string executable, std::size_t size, int timeout_ms)
+    : executable_(std::move(executable)), size_(size == 0 ? 1 : size), timeout_ms_(timeout_ms) {}
 
 WorkerPool::~WorkerPool() {
   std::lock_guard lock(mutex_);
-  for (const Worker& worker : idle_) stop(worker);
+  // Close every socket first so that all workers exit together, then reap them.
+  for (const Worker& worker : idle_) ::close(worker.fd);
+  for (Worker& worker : idle_) {
+    worker.fd = -1;
+    stop(worker);
+  }
   idle_.clear();
 }
 
@@ -81,7 +86,7 @@ std::optional<WorkerPool::Worker> WorkerPool::spawn() {
 }
 
 void WorkerPool::stop(Worker worker) noexcept {
-  ::close(worker.fd);  // the worker reads EOF and exits
+  if (worker.fd >= 0) ::close(worker.fd);  // the worker reads EOF and exits
   for (int i = 0; i < 100; ++i) {
     if (::waitpid(worker.pid, nullptr, WNOHANG) != 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -94,7 +99,8 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
   Worker worker;
   {
     std::unique_lock lock(mutex_);
-    idle_ready_.wait(lock, [&] { return !idle_.empty() || live_ < size_; });
+    idle_ready_.wait(lock,
+                     [&] { return failures_ >= kMaxFailures || !idle_.empty() || live_ < size_; });
     if (failures_ >= kMaxFailures) return std::nullopt;
     if (!idle_.empty()) {
       worker = idle_.back();
@@ -108,7 +114,9 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
       if (!spawned) {
         --live_;
         ++failures_;
-        idle_ready_.notify_one();
+        // Every waiter must re-check: past the limit they all give up, not just one.
+        idle_ready_.notify_all();
+        lock.unlock();
         core::log_write(core::LogLevel::Warn,
                         "cannot start compile worker '" + executable_ + "'; compiling in-process");
         return std::nullopt;
@@ -117,25 +125,36 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
     }
   }
 
+  // However this request ends (a reply, a broken worker, an exception such as bad_alloc),
+  // the worker goes back to the pool or is retired, and waiters are woken.
+  struct Release {
+    WorkerPool& pool;
+    Worker worker;
+    bool healthy = false;
+    ~Release() { pool.release(worker, healthy); }
+  } release{*this, worker};
+
   std::string payload;
   std::optional<Result> result;
-  if (write_frame(worker.fd, encode(request)) && read_frame(worker.fd, payload)) {
+  if (write_frame(worker.fd, encode(request)) && read_frame(worker.fd, payload, timeout_ms_)) {
     result = decode_result(payload);
   }
+  release.healthy = result.has_value();
+  return result;
+}
 
+void WorkerPool::release(Worker worker, bool healthy) noexcept {
+  if (!healthy) stop(worker);  // outside the lock: it may wait for the process to exit
   std::lock_guard lock(mutex_);
-  if (result) {
+  if (healthy) {
     failures_ = 0;
     idle_.push_back(worker);
   } else {
-    // Died or answered nonsense: retire it; a later request starts a fresh one.
-    stop(worker);
     --live_;
     ++failures_;
     core::log_write(core::LogLevel::Warn, "a compile worker failed; compiling in-process");
   }
-  idle_ready_.notify_one();
-  return result;
+  idle_ready_.notify_all();
 }
 
 }  // namespace kreg::compiler

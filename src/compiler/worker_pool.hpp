@@ -19,7 +19,9 @@ namespace kreg::compiler {
 
 class WorkerPool {
  public:
-  WorkerPool(std::string executable, std::size_t size);
+  // A worker that takes longer than `timeout_ms` to answer one request is retired (NVRTC
+  // itself never takes that long; a worker stuck that long is broken).
+  WorkerPool(std::string executable, std::size_t size, int timeout_ms = 600'000);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -41,10 +43,13 @@ class WorkerPool {
     int fd = -1;
   };
   std::optional<Worker> spawn();
+  // Returns a worker after a request: back to the idle list, or retired if it failed.
+  void release(Worker worker, bool healthy) noexcept;
   static void stop(Worker worker) noexcept;
 
   std::string executable_;
   std::size_t size_;
+  int timeout_ms_;
   mutable std::mutex mutex_;
   std::condition_variable idle_ready_;
   std::vector<Worker> idle_;

@@ -3,13 +3,22 @@
 #include "core/log.hpp"
 
 #include <latch>
+#include <string>
+#include <system_error>
 
 namespace kreg::core {
 
 ThreadPool::ThreadPool(std::size_t threads) {
   if (threads == 0) threads = 1;
   workers_.reserve(threads);
-  for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error&) {
+    // Out of threads (a ulimit, a cgroup): work with those that started; with none,
+    // run_all runs tasks on the caller's thread.
+    log_write(LogLevel::Warn,
+              "could not start every prewarm thread; using " + std::to_string(workers_.size()));
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -30,6 +39,16 @@ void ThreadPool::submit(std::function<void()> task) {
 }
 
 void ThreadPool::run_all(std::vector<std::function<void()>> tasks) {
+  if (workers_.empty()) {
+    for (auto& task : tasks) {
+      try {
+        task();
+      } catch (...) {
+        log_write(LogLevel::Error, "a pooled task threw unexpectedly; ignored");
+      }
+    }
+    return;
+  }
   std::latch done(static_cast<std::ptrdiff_t>(tasks.size()));
   for (auto& task : tasks) {
     submit([&done, task = std::move(task)] {

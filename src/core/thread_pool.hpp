@@ -19,7 +19,7 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  std::size_t size() const noexcept { return workers_.size(); }
+  std::size_t size() const noexcept { return workers_.size(); }  // may be 0: see run_all
   void submit(std::function<void()> task);
   // Runs every task on the pool and returns when all have finished.
   void run_all(std::vector<std::function<void()>> tasks);

@@ -65,8 +65,12 @@ Device::~Device() {
   CUresult result = api->cuDevicePrimaryCtxRelease(native_);
   // At process exit the driver may already be shutting down; that is not worth a warning.
   if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED) {
-    core::log_write(core::LogLevel::Warn,
-                    "releasing the primary context failed: " + describe(result));
+    try {
+      core::log_write(core::LogLevel::Warn,
+                      "releasing the primary context failed: " + describe(result));
+    } catch (...) {
+      // Nothing to report with: a destructor must not throw.
+    }
   }
 }
 

@@ -108,17 +108,18 @@ Loaded load() {
 }
 
 const Loaded& loaded() noexcept {
-  // Loaded once; the table is immutable afterwards, so readers need no lock.
-  static const Loaded instance = [] {
+  // Loaded once; the table is immutable afterwards, so readers need no lock. Never
+  // destroyed: kernels and devices held by static objects release their driver handles
+  // during static destruction, in an order nothing here controls.
+  static const Loaded* const instance = []() -> const Loaded* {
     try {
-      return load();
+      return new Loaded(load());
     } catch (...) {
-      Loaded failed;
-      failed.why = "loading the CUDA driver failed";
-      return failed;
+      static const Loaded failed{{}, false, "loading the CUDA driver failed"};
+      return &failed;
     }
   }();
-  return instance;
+  return *instance;
 }
 
 }  // namespace

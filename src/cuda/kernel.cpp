@@ -6,6 +6,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <limits>
 #include <string>
 
 namespace kreg {
@@ -66,6 +67,9 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
                         " threads; this kernel allows at most " +
                         std::to_string(attributes_.max_threads_per_block));
   }
+  if (shared_bytes > std::numeric_limits<unsigned>::max()) {
+    invalid(label_, std::to_string(shared_bytes) + " bytes of shared memory do not fit a launch");
+  }
   const detail::LaunchContext& context = *context_;
   const cuda::DriverApi& api = *context.api;
   auto launch = [&] {
@@ -73,7 +77,14 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
                               block.x, block.y, block.z, static_cast<unsigned>(shared_bytes),
                               static_cast<CUstream>(stream.native), args, nullptr);
   };
+  struct NvtxRange {
+    bool on;
+    ~NvtxRange() {
+      if (on) nvtxRangePop();
+    }
+  };
   if (context.nvtx) nvtxRangePushA(label_.c_str());
+  const NvtxRange range{context.nvtx};  // popped however the launch ends
   CUresult result = launch();
   if (result == CUDA_ERROR_INVALID_CONTEXT) {
     // This thread has no current context. Checking before every launch would cost a
@@ -85,7 +96,6 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
       result = launch();
     }
   }
-  if (context.nvtx) nvtxRangePop();
   if (result != CUDA_SUCCESS) {
     throw Error(ErrorCode::LaunchError,
                 "kreg: launching '" + label_ + "' with grid " + dims(grid) + ", block " +

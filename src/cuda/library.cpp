@@ -21,7 +21,12 @@ Library::~Library() {
   if (api == nullptr || handle_ == nullptr) return;
   CUresult result = api->cuLibraryUnload(static_cast<CUlibrary>(handle_));
   if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED) {
-    core::log_write(core::LogLevel::Warn, "unloading a kernel library failed: " + describe(result));
+    try {
+      core::log_write(core::LogLevel::Warn,
+                      "unloading a kernel library failed: " + describe(result));
+    } catch (...) {
+      // Nothing to report with: a destructor must not throw.
+    }
   }
 }
 

@@ -207,19 +207,33 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (!entry.expression.empty()) request.name_expressions.push_back(entry.expression);
   }
 
+  compiler::WorkerPool* workers = nullptr;
+  if (pooled) {
+    std::lock_guard lock(pool_mutex_);
+    workers = workers_.get();
+  }
+  auto run = [&] {
+    std::optional<compiler::Result> remote;
+    if (workers != nullptr) remote = workers->compile(request);
+    if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
+    return remote ? std::move(*remote) : compiler::compile(request);
+  };
   compiler::Result result;
   try {
-    std::optional<compiler::Result> remote;
-    if (pooled) {
-      compiler::WorkerPool* workers = nullptr;
-      {
-        std::lock_guard lock(pool_mutex_);
-        workers = workers_.get();
+    result = run();
+    if (!result.ok && source.kreg_headers_only) {
+      // -minimal drops the runtime's implicit declarations (texture objects, device-side
+      // runtime calls, vector types). A source that uses them is valid CUDA: compile it
+      // again the ordinary way, and report that compile's log if it fails too.
+      std::erase(request.options, std::string("-minimal"));
+      if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
+        request.options.push_back("-I" + dir);
       }
-      if (workers != nullptr) remote = workers->compile(request);
+      result = run();
+      if (result.ok) {
+        core::log_write(core::LogLevel::Debug, "'" + key + "' needs more than -minimal offers");
+      }
     }
-    if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
-    result = remote ? std::move(*remote) : compiler::compile(request);
   } catch (...) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     throw;
@@ -322,6 +336,10 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
     return *all_kernels_.back();
   } catch (...) {
     failures_.fetch_add(1, std::memory_order_relaxed);
+    // Not ready, so not cached: is_cached and cached_count must not count it. The binary
+    // stays cached; the next get builds a new entry and tries the load again.
+    std::lock_guard lock(mutex_);
+    table_.erase_if([&](const CacheEntry* e) { return e == &entry; });
     throw;
   }
 }

@@ -31,14 +31,29 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+bool is_hex_digit(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+// A ' between two digits is a C++14 digit separator (1'000'000), not a character literal.
+bool digit_separator(std::string_view s, std::size_t i) {
+  return s[i] == '\'' && i > 0 && i + 1 < s.size() && is_hex_digit(s[i - 1]) &&
+         is_hex_digit(s[i + 1]);
+}
+
 // Blanks out comments (keeping newlines) so that declarations inside them are not read.
+// Line endings are normalized to \n first; the text NVRTC compiles is not touched.
 std::string strip_comments(std::string_view text) {
-  std::string out(text);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (!(text[k] == '\r' && k + 1 < text.size() && text[k + 1] == '\n')) out += text[k];
+  }
   std::size_t i = 0;
   const std::size_t n = out.size();
   while (i < n) {
     const char c = out[i];
-    if (c == '"' || c == '\'') {
+    if ((c == '"' || c == '\'') && !digit_separator(out, i)) {
       for (++i; i < n && out[i] != c && out[i] != '\n'; ++i) {
         if (out[i] == '\\') ++i;
       }
@@ -84,7 +99,7 @@ std::vector<Token> tokenize(std::string_view code) {
       tokens.push_back({code.substr(i, j - i)});
       i = j;
       line_start = false;
-    } else if (c == '"' || c == '\'') {
+    } else if ((c == '"' || c == '\'') && !digit_separator(code, i)) {
       std::size_t j = i + 1;
       while (j < code.size() && code[j] != c && code[j] != '\n') j += code[j] == '\\' ? 2 : 1;
       j = std::min(j + 1, code.size());
@@ -210,17 +225,25 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
     decl.name = args[1];
     const std::string& index = args[2];
     auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), decl.index);
-    if (error != std::errc() || end != index.data() + index.size() || decl.index < 0) {
+    // Decimal only: C++ would read 0300 as octal 192, and host and device must agree.
+    const bool octal_or_hex = index.size() > 1 && index.front() == '0';
+    if (error != std::errc() || end != index.data() + index.size() || decl.index < 0 ||
+        octal_or_hex) {
       malformed(source, call + ": the index must be a non-negative integer literal");
     }
     decl.has_default = optional;
-    for (const ConstantDecl& other : constants) {
-      if (other.index == decl.index) {
+    bool repeated = false;
+    for (ConstantDecl& other : constants) {
+      if (other.index != decl.index) continue;
+      // The same constant may be declared in several #if branches; anything else is a clash.
+      if (other.name != decl.name || other.type != decl.type) {
         malformed(source, "constants '" + other.name + "' and '" + decl.name + "' share index " +
                               std::to_string(decl.index));
       }
+      other.has_default = other.has_default && decl.has_default;
+      repeated = true;
     }
-    constants.push_back(std::move(decl));
+    if (!repeated) constants.push_back(std::move(decl));
     i = close - 1;
   }
   std::sort(constants.begin(), constants.end(),
@@ -266,7 +289,8 @@ void read_annotations(Source& source) {
     std::string_view s = trim(line);
     if (s.substr(0, 2) != "//") continue;
     s = trim(s.substr(2));
-    if (s.substr(0, 5) != "kreg:") continue;
+    // "// kreg:word" is a directive; "// kreg: some prose" is just a comment.
+    if (s.substr(0, 5) != "kreg:" || s.size() == 5 || !is_ident_start(s[5])) continue;
     s = s.substr(5);
     std::size_t end = 0;
     while (end < s.size() && (is_ident_char(s[end]) || s[end] == '-')) ++end;
@@ -335,12 +359,20 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
               "declares no kernel entry (an extern \"C\" __global__ function, a "
               "'// kreg:entry name=expression' line, or SourceOptions::entries)");
   }
-  std::vector<std::string_view> names;
-  for (const Entry& entry : source.entries) names.push_back(entry.name);
-  std::sort(names.begin(), names.end());
-  if (auto dup = std::adjacent_find(names.begin(), names.end()); dup != names.end()) {
-    malformed(source.name, "entry '" + std::string(*dup) + "' is declared twice");
+  // A kernel declared before it is defined is found twice; that is one entry. One name for
+  // two different functions is an error.
+  std::vector<Entry> unique;
+  for (Entry& entry : source.entries) {
+    auto same = std::find_if(unique.begin(), unique.end(),
+                             [&](const Entry& e) { return e.name == entry.name; });
+    if (same == unique.end()) {
+      unique.push_back(std::move(entry));
+    } else if (same->expression != entry.expression) {
+      malformed(source.name,
+                "entry '" + entry.name + "' is declared twice, as different functions");
+    }
   }
+  source.entries = std::move(unique);
   return source;
 }
 

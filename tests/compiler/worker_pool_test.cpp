@@ -2,6 +2,7 @@
 
 #include "test_support.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -82,6 +83,34 @@ TEST(WorkerPool, DyingOrBabblingWorkersAreRetired) {
   WorkerPool babbles(script("kreg_babbles.sh", "cat /dev/null; printf 'garbage-garbage-garbage'"),
                      1);
   EXPECT_FALSE(babbles.compile(trivial()).has_value());
+}
+
+TEST(WorkerPool, FailingWorkersNeverLeaveWaitersHanging) {
+  // More callers than workers, and every worker dies: each caller must come back.
+  WorkerPool pool(script("kreg_dies_fast.sh", "exit 1"), 2);
+  std::vector<std::thread> threads;
+  std::atomic<int> returned{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 3; ++i) EXPECT_FALSE(pool.compile(trivial()).has_value());
+      ++returned;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(returned.load(), 8);
+}
+
+TEST(WorkerPool, AWorkerThatPrintsOnItsProtocolIsRetired) {
+  // The real worker moves its protocol off stdout; one that prints there is broken.
+  WorkerPool chatty(script("kreg_chatty.sh", "echo hello; cat >/dev/null"), 1, 2000);
+  EXPECT_FALSE(chatty.compile(trivial()).has_value());
+}
+
+TEST(WorkerPool, AWorkerThatNeverAnswersIsRetiredAfterTheTimeout) {
+  WorkerPool silent(script("kreg_silent.sh", "cat >/dev/null"), 1, 300);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(silent.compile(trivial()).has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 TEST(WorkerPool, EnvironmentOverridesTheExecutable) {

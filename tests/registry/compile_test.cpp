@@ -149,3 +149,24 @@ TEST(Compile, VersionsAreReported) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(Compile, SourcesNeedingWhatMinimalLeavesOutStillCompile) {
+  // Texture objects and vector types are among what -minimal leaves out.
+  Registry reg(test::sm90_options());
+  reg.register_source("tex", R"(
+extern "C" __global__ void fetch(cudaTextureObject_t t, float4* out) {
+  out[0] = make_float4(tex1Dfetch<float>(t, 0), 0.f, 0.f, 0.f);
+})");
+  EXPECT_GT(reg.compile("fetch").size(), 0u);
+  // A genuinely broken source still fails, with the log of the full compile.
+  reg.register_source("bad", "extern \"C\" __global__ void bad(float4* p) { p[0] = nope; }");
+  std::string message = expect_error(ErrorCode::CompileError, [&] { reg.compile("bad"); });
+  EXPECT_TRUE(contains(message, "nope")) << message;
+  EXPECT_FALSE(contains(message, "\"float4\" is undefined")) << message;  // known without -minimal
+}
+
+}  // namespace
+}  // namespace kreg

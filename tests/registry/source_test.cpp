@@ -71,6 +71,26 @@ TEST(Source, ReadsConstantDeclarations) {
   EXPECT_TRUE(s.kreg_headers_only);
 }
 
+TEST(Source, ToleratesWhatValidCudaContains) {
+  // Declared then defined; a constant in both #if branches; digit separators next to a
+  // commented-out kernel; CRLF line endings with a continued macro; prose after "kreg:".
+  Source s =
+      parse_source("ok",
+                   "// kreg: prose, not a directive\r\n"
+                   "#include <kreg/kernel.cuh>\r\n"
+                   "#define MAKE(T) extern \"C\" __global__ void add_##T( \\\r\n"
+                   "    T* p) {}\r\n"
+                   "#if defined(WIDE)\r\nKREG_CONSTANT(int, n, 3);\r\n"
+                   "#else\r\nKREG_CONSTANT_DEFAULT(int, n, 3, 1);\r\n#endif\r\n"
+                   "constexpr int big = 1'000'000; /* extern \"C\" __global__ void gone() {} */\r\n"
+                   "extern \"C\" __global__ void k(int* p);\r\n"
+                   "extern \"C\" __global__ void k(int* p) { p[0] = n; }\r\n",
+                   {});
+  EXPECT_EQ(names(s), (std::vector<std::string>{"k"}));
+  ASSERT_EQ(s.constants.size(), 1u);
+  EXPECT_FALSE(s.constants[0].has_default);  // required in one branch: required
+}
+
 TEST(Source, ToolkitIncludesTurnOffMinimal) {
   Source s = parse_source("h", "#include <cuda_fp16.h>\nextern \"C\" __global__ void k() {}", {});
   EXPECT_FALSE(s.kreg_headers_only);
@@ -91,7 +111,10 @@ TEST(Source, MalformedSourcesAreInvalidArguments) {
       {"KREG_CONSTANT(int, a, 1); KREG_CONSTANT(bool, b, 1);" + k, "share index 1"},
       {"// kreg:entyr x=y<int>" + k, "unknown annotation 'kreg:entyr'"},
       {"// kreg:entry 9bad=y<int>" + k, "not a valid entry name"},
-      {"// kreg:entry k" + k, "declared twice"},
+      {"// kreg:entry k=other<int>" + k, "declared twice, as different functions"},
+      {"KREG_CONSTANT(int, f, 0300);" + k, "non-negative integer literal"},
+      {"KREG_CONSTANT(int, f, 0x10);" + k, "non-negative integer literal"},
+      {"KREG_CONSTANT(int, a, 1); KREG_CONSTANT(int, b, 1);" + k, "share index 1"},
       {"", "the text is empty"},
       {"// kreg:specialization 1:x" + k, "not a constant set"},
       {"// kreg:specialization 1:i2" + k, "does not fit"},
