@@ -64,6 +64,7 @@ void BM_KregColdCompile(benchmark::State& state) {
   kreg::RegistryOptions options;
   options.arch = arch();
   options.warm_compiler = false;
+  options.disk_cache = false;
   kreg::Registry reg(options);
   reg.register_source("add", kTrivial);
   reg.compile("add");
@@ -130,6 +131,7 @@ void BM_PrewarmSpeedup(benchmark::State& state) {
     kreg::RegistryOptions options;
     options.arch = arch();
     options.warm_compiler = false;
+    options.disk_cache = false;
     options.compile_processes = 0;
     {
       kreg::Registry reg(options);

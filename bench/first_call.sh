@@ -21,4 +21,9 @@ for gap in 100 300 1000; do
 done
 if [[ "${3:-}" == "--gpu" ]]; then
   run_mode "first get+launch (GPU)" first-launch
+  dir=$(mktemp -d)
+  "$bin" disk "$dir" >/dev/null  # fills the cache
+  run_mode "prewarm_all from disk (GPU)" disk "$dir"
+  "$bin" disk "$dir"
+  rm -rf "$dir"
 fi

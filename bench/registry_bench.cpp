@@ -36,7 +36,7 @@ void operator delete(void* p, std::size_t) noexcept {
 namespace {
 
 kreg::Registry& registry() {
-  static kreg::Registry reg(kreg::RegistryOptions{.warm_compiler = false});
+  static kreg::Registry reg(kreg::RegistryOptions{.disk_cache = false, .warm_compiler = false});
   return reg;
 }
 

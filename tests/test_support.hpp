@@ -7,17 +7,28 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 
 namespace kreg::test {
 
+// Options for tests: no disk cache (tests must not share state through the user's cache
+// folder, and compile counts must mean what they say), no background warm-up.
+inline RegistryOptions isolated_options() {
+  RegistryOptions options;
+  options.disk_cache = false;
+  options.warm_compiler = false;
+  return options;
+}
+
 // A registry that compiles for sm_90 whether or not this machine has a GPU.
 inline RegistryOptions sm90_options() {
-  RegistryOptions options;
+  RegistryOptions options = isolated_options();
   options.arch = "sm_90";
-  options.warm_compiler = false;
   return options;
 }
 
@@ -55,13 +66,35 @@ inline bool contains(const std::string& haystack, const std::string& needle) {
 
 namespace kreg::test {
 
+// A folder of its own for the running test, empty at the start and removed at the end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix)
+      : path_(std::filesystem::path(::testing::TempDir()) /
+              (prefix + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    std::filesystem::remove_all(path_);
+  }
+  ~ScratchDir() {
+    std::error_code error;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, error);
+    std::filesystem::remove_all(path_, error);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // A fixture whose tests skip without a GPU and otherwise get a fresh registry.
 template <class Base = ::testing::Test>
 class WithGpuRegistry : public Base {
  protected:
   void SetUp() override {
     KREG_REQUIRE_GPU();
-    reg_ = std::make_unique<Registry>(RegistryOptions{.warm_compiler = false});
+    reg_ = std::make_unique<Registry>(isolated_options());
   }
   std::unique_ptr<Registry> reg_;
 };

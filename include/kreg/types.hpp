@@ -43,7 +43,10 @@ struct RegistryOptions {
   /// On-disk cache folder. Empty: `KREG_CACHE_DIR`, else `$XDG_CACHE_HOME/kreg` or
   /// `~/.cache/kreg`.
   std::filesystem::path cache_dir;
+  /// Keep compiled binaries on disk across processes. `KREG_DISK_CACHE=0` turns it off.
   bool disk_cache = true;
+  /// Size bound of the disk cache; 0: `KREG_CACHE_MAX_BYTES`, else 1 GiB.
+  std::uint64_t cache_max_bytes = 0;
   bool precompiled = true;
   /// Options added to every NVRTC compile, after kreg's own and before a source's.
   std::vector<std::string> compile_options;
@@ -72,6 +75,7 @@ struct Stats {
   std::uint64_t failures = 0;          ///< Failed compiles and loads.
   std::uint64_t loads = 0;             ///< Binaries loaded into the driver.
   double compile_ms = 0;               ///< Wall time spent in successful compiles.
+  double disk_ms = 0;                  ///< Wall time spent reading disk-cache hits.
   double load_ms = 0;                  ///< Wall time spent loading binaries.
 };
 

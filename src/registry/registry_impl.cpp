@@ -1,7 +1,9 @@
 #include "registry/registry_impl.hpp"
 
+#include "cache/disk_cache.hpp"
 #include "compiler/constant_values.hpp"
 #include "compiler/nvrtc_compiler.hpp"
+#include "compiler/wire.hpp"
 #include "compiler/worker_pool.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
@@ -93,6 +95,14 @@ void warm_compiler(std::string arch) {
 RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options)) {
   options_.arch = resolve_arch(options_);
   nvtx_ = core::env_flag("KREG_NVTX", false);
+  if (options_.disk_cache && core::env_flag("KREG_DISK_CACHE", true)) {
+    auto disk = std::make_unique<cache::DiskCache>(
+        options_.cache_dir.empty() ? cache::DiskCache::default_dir() : options_.cache_dir,
+        options_.cache_max_bytes != 0 ? options_.cache_max_bytes
+                                      : cache::DiskCache::default_max_bytes());
+    if (disk->usable()) disk_ = std::move(disk);
+    disk_salt_ = "kreg disk key 1; nvrtc " + compiler::version() + "\n";
+  }
   for (const EmbeddedFile& file : embedded_sources()) {
     register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
   }
@@ -207,6 +217,24 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (!entry.expression.empty()) request.name_expressions.push_back(entry.expression);
   }
 
+  // The disk key is everything that shapes the binary: the whole request (source, every
+  // kreg header's text, options, constants header, arch, name expressions) and NVRTC's
+  // version. It is taken before the -minimal retry below changes the options.
+  const std::string disk_key = disk_ ? disk_salt_ + compiler::encode(request) : std::string();
+  if (disk_) {
+    const auto start = Clock::now();
+    if (auto payload = disk_->load(disk_key)) {
+      auto cached = compiler::decode_result(*payload);
+      if (cached && cached->ok && !cached->image.empty() &&
+          cached->lowered_names.size() == request.name_expressions.size()) {
+        const double ms = static_cast<double>(nanoseconds_since(start)) / 1e6;
+        disk_hits_.fetch_add(1, std::memory_order_relaxed);
+        disk_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
+        return make_binary(r, key, arch, Origin::Disk, std::move(*cached), ms);
+      }
+    }
+  }
+
   compiler::WorkerPool* workers = nullptr;
   if (pooled) {
     std::lock_guard lock(pool_mutex_);
@@ -249,16 +277,23 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
                         std::memory_order_relaxed);
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
+  if (disk_) disk_->store(disk_key, compiler::encode(result));
+  const double ms = result.milliseconds;
+  return make_binary(r, key, arch, Origin::Compiled, std::move(result), ms);
+}
 
+std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const std::string& key,
+                                                        const std::string& arch, Origin origin,
+                                                        compiler::Result result, double ms) {
   std::vector<Binary::Symbol> symbols;
   std::size_t lowered = 0;
-  for (const registry::Entry& entry : source.entries) {
+  for (const registry::Entry& entry : r.source->entries) {
     symbols.push_back(
         {entry.name, entry.expression.empty() ? entry.name : result.lowered_names.at(lowered++)});
   }
-  auto binary = std::make_shared<const Binary>(source.name, key, arch, Origin::Compiled,
-                                               std::move(result.image), std::move(symbols),
-                                               std::move(result.log), result.milliseconds);
+  auto binary =
+      std::make_shared<const Binary>(r.source->name, key, arch, origin, std::move(result.image),
+                                     std::move(symbols), std::move(result.log), ms);
   std::lock_guard lock(mutex_);
   all_binaries_.push_back(binary);
   return binary;
@@ -374,6 +409,8 @@ Stats RegistryImpl::stats() const {
   Stats s;
   s.memory_hits = memory_hits_.total();
   s.compiles = compiles_.load(std::memory_order_relaxed);
+  s.disk_hits = disk_hits_.load(std::memory_order_relaxed);
+  s.disk_ms = static_cast<double>(disk_ns_.load(std::memory_order_relaxed)) / 1e6;
   s.worker_compiles = worker_compiles_.load(std::memory_order_relaxed);
   s.failures = failures_.load(std::memory_order_relaxed);
   s.loads = loads_.load(std::memory_order_relaxed);

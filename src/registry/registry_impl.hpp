@@ -4,6 +4,7 @@
 
 #include <kreg/registry.hpp>
 
+#include "compiler/nvrtc_compiler.hpp"
 #include "core/published_table.hpp"
 #include "core/sharded_counter.hpp"
 #include "core/thread_pool.hpp"
@@ -25,6 +26,9 @@ class Device;
 }
 namespace kreg::compiler {
 class WorkerPool;
+}
+namespace kreg::cache {
+class DiskCache;
 }
 
 namespace kreg::detail {
@@ -88,6 +92,9 @@ class RegistryImpl {
   // `pooled`: compile in a worker process when the registry has started them.
   std::shared_ptr<registry::BinarySlot> binary_for(const Resolved& request, bool pooled = false);
   std::shared_ptr<const Binary> build(const Resolved& request, bool pooled);
+  std::shared_ptr<const Binary> make_binary(const Resolved& request, const std::string& key,
+                                            const std::string& arch, Origin origin,
+                                            compiler::Result result, double ms);
   const CacheEntry& entry_for(const Resolved& request, bool pooled = false);
   // Starts the worker processes if this prewarm is large enough to pay for them.
   bool use_workers(std::size_t binaries);
@@ -103,6 +110,8 @@ class RegistryImpl {
 
   RegistryOptions options_;
   bool nvtx_ = false;
+  std::unique_ptr<cache::DiskCache> disk_;  // null when off or unusable
+  std::string disk_salt_;                   // NVRTC version: part of every disk key
 
   mutable std::mutex mutex_;  // guards everything below it, except the table's readers
   std::map<std::string, std::shared_ptr<const registry::Source>, std::less<>> sources_;
@@ -127,6 +136,8 @@ class RegistryImpl {
 
   mutable core::ShardedCounter memory_hits_;
   std::atomic<std::uint64_t> compiles_{0};
+  std::atomic<std::uint64_t> disk_hits_{0};
+  std::atomic<std::uint64_t> disk_ns_{0};
   std::atomic<std::uint64_t> worker_compiles_{0};
   std::atomic<std::uint64_t> failures_{0};
   std::atomic<std::uint64_t> loads_{0};

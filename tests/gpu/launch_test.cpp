@@ -111,7 +111,7 @@ namespace {
 TEST(LaunchNvtx, RangesDoNotChangeResults) {
   KREG_REQUIRE_GPU();
   ::setenv("KREG_NVTX", "1", 1);
-  Registry reg(RegistryOptions{.warm_compiler = false});
+  Registry reg(test::isolated_options());
   ::unsetenv("KREG_NVTX");
   DeviceBuffer<float> x(std::vector<float>(256, 1.0f)), y(std::vector<float>(256, 1.0f));
   reg.get("axpy_f32").launch(Dim3{1}, Dim3{256}, 0, nullptr, 4.0f, x.get(), y.get(), 256u);

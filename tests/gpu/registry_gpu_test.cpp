@@ -11,11 +11,7 @@ namespace {
 using test::contains;
 using test::expect_error;
 
-RegistryOptions gpu_options() {
-  RegistryOptions options;
-  options.warm_compiler = false;
-  return options;
-}
+RegistryOptions gpu_options() { return test::isolated_options(); }
 
 TEST(RegistryGpu, IntConstantsGiveDistinctKernelsAndCountsGrowByOne) {
   KREG_REQUIRE_GPU();

@@ -152,9 +152,7 @@ TEST(Registry, GetWithoutAGpuIsNoDevice) {
 TEST(Registry, NoArchAndNoGpuExplainsHowToCompile) {
   if (test::gpu_unavailable_reason().empty()) GTEST_SKIP() << "this machine has a GPU";
   if (std::getenv("KREG_ARCH") != nullptr) GTEST_SKIP() << "KREG_ARCH is set";
-  RegistryOptions options;
-  options.warm_compiler = false;
-  Registry reg(options);
+  Registry reg(test::isolated_options());
   EXPECT_EQ(reg.arch(), "");
   std::string message =
       expect_error(ErrorCode::NoDevice, [&] { reg.compile("elementwise_add_f32"); });
@@ -204,7 +202,7 @@ class ScopedEnv {
 
 TEST(RegistryEnv, ArchComesFromKregArchWhenOptionsLeaveItEmpty) {
   ScopedEnv arch("KREG_ARCH", "sm_80");
-  Registry reg(RegistryOptions{.warm_compiler = false});
+  Registry reg(test::isolated_options());
   EXPECT_EQ(reg.arch(), "sm_80");
   EXPECT_EQ(reg.compile("elementwise_add_f32").arch(), "sm_80");
   Registry explicit_arch(test::sm90_options());  // an explicit option wins
@@ -214,7 +212,7 @@ TEST(RegistryEnv, ArchComesFromKregArchWhenOptionsLeaveItEmpty) {
 TEST(RegistryEnv, BadKregArchIsRejected) {
   ScopedEnv arch("KREG_ARCH", "hopper");
   expect_error(ErrorCode::InvalidArgument,
-               [] { Registry reg(RegistryOptions{.warm_compiler = false}); });
+               [] { Registry reg(test::isolated_options()); });
 }
 
 TEST(RegistryEnv, CompileProcessesCanBeTurnedOffByEnvironment) {

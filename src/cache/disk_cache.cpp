@@ -1,0 +1,301 @@
+#include "cache/disk_cache.hpp"
+
+#include "cache/entry.hpp"
+#include "core/env.hpp"
+#include "core/log.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <random>
+#include <system_error>
+#include <vector>
+
+namespace kreg::cache {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kSuffix = ".kbin";
+
+void warn(std::string_view message) noexcept {
+  try {
+    core::log_write(core::LogLevel::Warn, "disk cache: " + std::string(message));
+  } catch (...) {
+    // Logging must not turn a cache problem into a failure.
+  }
+}
+
+// Owned by us and writable by nobody else: the only folders and files we trust.
+bool trusted(const struct stat& st) {
+  return st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// Creates `dir` (and missing parents) with mode 0700 and checks that it can be trusted.
+bool prepare_dir(const fs::path& dir, std::string& why) {
+  std::error_code error;
+  fs::path partial;
+  for (const auto& part : dir) {
+    partial /= part;
+    if (partial == partial.root_path()) continue;
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+      why = "cannot create " + partial.string() + ": " + std::generic_category().message(errno);
+      return false;
+    }
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    why = dir.string() + " is not a folder";
+    return false;
+  }
+  if (!trusted(st)) {
+    why = dir.string() + " is owned by another user or writable by others";
+    return false;
+  }
+  return true;
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const unsigned long long value = std::stoull(text, &used);
+    std::string unit = text.substr(used);
+    std::uint64_t scale = 1;
+    if (unit == "K" || unit == "KiB") scale = 1ULL << 10;
+    if (unit == "M" || unit == "MiB") scale = 1ULL << 20;
+    if (unit == "G" || unit == "GiB") scale = 1ULL << 30;
+    if (unit.empty() || scale != 1) return value * scale;
+  } catch (const std::exception&) {
+  }
+  warn("KREG_CACHE_MAX_BYTES='" + text + "' is not a size; using 1 GiB");
+  return DiskCache::kDefaultMaxBytes;
+}
+
+// Reads a whole trusted regular file; std::nullopt (with `refused` set when it exists but is
+// not ours) otherwise.
+std::optional<std::string> read_trusted(const fs::path& path, bool& refused, bool touch) {
+  refused = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    refused = errno == ELOOP;  // a symbolic link where an entry should be
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::optional<std::string> out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && trusted(st)) {
+    std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    bytes.resize(got);
+    if (touch) ::futimens(fd, nullptr);  // "last used" for eviction
+    out = std::move(bytes);
+  } else {
+    refused = true;
+  }
+  ::close(fd);
+  return out;
+}
+
+struct FileInfo {
+  fs::path path;
+  std::uint64_t bytes;
+  fs::file_time_type used;
+};
+
+std::vector<FileInfo> list(const fs::path& root, const char* suffix) {
+  std::vector<FileInfo> out;
+  std::error_code error;
+  for (fs::recursive_directory_iterator
+           it(root, fs::directory_options::skip_permission_denied, error),
+       end;
+       !error && it != end; it.increment(error)) {
+    if (!it->is_regular_file(error) || it->path().extension() != suffix) continue;
+    FileInfo info{it->path(), it->file_size(error), it->last_write_time(error)};
+    if (!error) out.push_back(std::move(info));
+    error.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
+DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes)
+    : dir_(std::move(dir)),
+      root_(dir_ / ("v" + std::to_string(kFormatVersion))),
+      max_bytes_(max_bytes == 0 ? kDefaultMaxBytes : max_bytes) {
+  std::string why;
+  if (dir_.empty()) {
+    why = "no cache folder (set KREG_CACHE_DIR or HOME)";
+  } else if (prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why)) {
+    usable_ = true;
+    return;
+  }
+  warn(why + "; caching in memory only");
+}
+
+fs::path DiskCache::default_dir() {
+  if (auto dir = core::env_string("KREG_CACHE_DIR")) return *dir;
+  if (auto xdg = core::env_string("XDG_CACHE_HOME")) return fs::path(*xdg) / "kreg";
+  if (auto home = core::env_string("HOME")) return fs::path(*home) / ".cache" / "kreg";
+  return {};
+}
+
+std::uint64_t DiskCache::default_max_bytes() {
+  auto text = core::env_string("KREG_CACHE_MAX_BYTES");
+  return text ? parse_bytes(*text) : kDefaultMaxBytes;
+}
+
+fs::path DiskCache::entry_path(std::string_view digest) const {
+  return root_ / std::string(digest.substr(0, 2)) / (std::string(digest) + kSuffix);
+}
+
+std::optional<std::string> DiskCache::load(std::string_view key) {
+  if (!usable_) return std::nullopt;
+  try {
+    const fs::path path = entry_path(key_digest(key));
+    bool refused = false;
+    auto bytes = read_trusted(path, refused, true);
+    if (!bytes) {
+      if (refused && !warned_refused_.exchange(true)) {
+        warn("refusing " + path.string() + ": not a file owned and writable only by this user");
+      }
+      return std::nullopt;
+    }
+    std::string why;
+    auto entry = decode_entry(*bytes, &why);
+    if (entry && entry->key != key) why = "holds another key";
+    if (!entry || entry->key != key) {
+      // A miss: the caller recompiles and store() replaces the file.
+      warn(path.string() + " is unusable (" + why + "); recompiling");
+      return std::nullopt;
+    }
+    return std::move(entry->payload);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void DiskCache::store(std::string_view key, std::string_view payload) {
+  if (!usable_) return;
+  try {
+    const std::string digest = key_digest(key);
+    const fs::path final_path = entry_path(digest);
+    std::string why;
+    if (!prepare_dir(final_path.parent_path(), why)) {
+      if (!warned_write_.exchange(true)) warn(why + "; not storing entries");
+      return;
+    }
+    const std::string bytes = encode_entry(key, payload);
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    const fs::path temp =
+        root_ / "tmp" /
+        (digest + "." + std::to_string(::getpid()) + "." + std::to_string(rng()) + ".tmp");
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    std::size_t done = 0;
+    while (ok && done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) done += static_cast<std::size_t>(n);
+    }
+    // fsync before rename: a crash must never publish an empty or partial entry.
+    ok = ok && ::fsync(fd) == 0;
+    const int saved_errno = errno;
+    if (fd >= 0) ::close(fd);
+    ok = ok && ::rename(temp.c_str(), final_path.c_str()) == 0;
+    if (!ok) {
+      const int error = fd < 0 ? errno : saved_errno;
+      ::unlink(temp.c_str());
+      if (!warned_write_.exchange(true)) {
+        warn("cannot write " + final_path.string() + ": " + std::generic_category().message(error) +
+             "; caching in memory only");
+      }
+      return;
+    }
+    maybe_evict(bytes.size());
+  } catch (const std::exception&) {
+    // Out of memory or a filesystem error: the compile succeeded, so does the caller.
+  }
+}
+
+void DiskCache::maybe_evict(std::uint64_t added) {
+  std::int64_t now = approx_bytes_.load();
+  if (now < 0) {
+    now = static_cast<std::int64_t>(usage().bytes);
+    approx_bytes_.store(now);
+  } else {
+    now = approx_bytes_.fetch_add(static_cast<std::int64_t>(added)) +
+          static_cast<std::int64_t>(added);
+  }
+  if (static_cast<std::uint64_t>(now) > max_bytes_) trim(max_bytes_ - max_bytes_ / 10);
+}
+
+DiskCache::Usage DiskCache::usage() const {
+  Usage u;
+  if (!usable_) return u;
+  for (const FileInfo& f : list(root_, kSuffix)) {
+    ++u.entries;
+    u.bytes += f.bytes;
+  }
+  return u;
+}
+
+std::size_t DiskCache::trim(std::uint64_t target_bytes) {
+  if (!usable_) return 0;
+  std::lock_guard lock(evict_mutex_);
+  std::error_code error;
+  // Temp files older than an hour belong to writers that died.
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const FileInfo& f : list(root_ / "tmp", ".tmp")) {
+    if (f.used < stale) fs::remove(f.path, error);
+  }
+  std::vector<FileInfo> entries = list(root_, kSuffix);
+  std::uint64_t total = 0;
+  for (const FileInfo& f : entries) total += f.bytes;
+  std::sort(entries.begin(), entries.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.used < b.used; });
+  std::size_t removed = 0;
+  for (const FileInfo& f : entries) {
+    if (total <= target_bytes) break;
+    if (fs::remove(f.path, error)) {
+      total -= f.bytes;
+      ++removed;
+    }
+  }
+  approx_bytes_.store(static_cast<std::int64_t>(total));
+  return removed;
+}
+
+std::size_t DiskCache::clear() {
+  return trim(0);
+}
+
+DiskCache::Verify DiskCache::verify(bool remove_bad) {
+  Verify v;
+  if (!usable_) return v;
+  std::error_code error;
+  for (const FileInfo& f : list(root_, kSuffix)) {
+    bool refused = false;
+    auto bytes = read_trusted(f.path, refused, false);
+    auto entry = bytes ? decode_entry(*bytes) : std::nullopt;
+    const bool good = entry && f.path.stem() == key_digest(entry->key);
+    if (good) {
+      ++v.good;
+    } else {
+      ++v.bad;
+      if (remove_bad) fs::remove(f.path, error);
+    }
+  }
+  return v;
+}
+
+}  // namespace kreg::cache

@@ -1,0 +1,155 @@
+#include "cache/disk_cache.hpp"
+
+#include "cache/entry.hpp"
+#include "test_support.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+namespace kreg::cache {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder per test, removed afterwards.
+class DiskCacheTest : public ::testing::Test {
+ protected:
+  fs::path entry_file(const std::string& key) const {
+    const std::string digest = key_digest(key);
+    return dir_ / ("v" + std::to_string(kFormatVersion)) / digest.substr(0, 2) / (digest + ".kbin");
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  static void write(const fs::path& p, const std::string& bytes) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  test::ScratchDir scratch_{"kreg_disk_"};
+  const fs::path& dir_ = scratch_.path();
+};
+
+TEST_F(DiskCacheTest, StoresAndLoadsWithPrivatePermissions) {
+  DiskCache cache(dir_, 0);
+  ASSERT_TRUE(cache.usable());
+  EXPECT_FALSE(cache.load("k1").has_value());
+  cache.store("k1", "payload one");
+  EXPECT_EQ(cache.load("k1").value_or(""), "payload one");
+  EXPECT_FALSE(cache.load("k2").has_value());
+  struct stat st {};
+  ASSERT_EQ(::stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(::stat(entry_file("k1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(cache.usage().entries, 1u);
+}
+
+TEST_F(DiskCacheTest, CorruptEntriesAreMissesAndGetReplaced) {
+  DiskCache cache(dir_, 0);
+  cache.store("key", "good payload");
+  const std::string good = read(entry_file("key"));
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x10;
+  std::string wrong_version = good;
+  wrong_version[8] ^= 0x7f;
+  const std::string other_key = encode_entry("another key", "good payload");
+  for (const std::string& bad :
+       {good.substr(0, good.size() / 2), std::string(), flipped, wrong_version, other_key}) {
+    write(entry_file("key"), bad);
+    EXPECT_FALSE(cache.load("key").has_value());
+    cache.store("key", "good payload");  // what the registry does after recompiling
+    EXPECT_EQ(cache.load("key").value_or(""), "good payload");
+  }
+}
+
+TEST_F(DiskCacheTest, EvictionHoldsTheBoundAndKeepsRecentlyUsed) {
+  constexpr std::uint64_t kMax = 64 * 1024;
+  DiskCache cache(dir_, kMax);
+  const std::string payload(4000, 'p');
+  cache.store("keep", payload);
+  for (int i = 0; i < 60; ++i) {
+    cache.store("filler" + std::to_string(i), payload);
+    // Entries are aged by modification time; make the order unambiguous.
+    fs::last_write_time(
+        entry_file("filler" + std::to_string(i)),
+        fs::file_time_type::clock::now() - std::chrono::hours(1) + std::chrono::seconds(i));
+    ASSERT_TRUE(cache.load("keep").has_value()) << i;  // a hit refreshes it
+    EXPECT_LE(cache.usage().bytes, kMax) << i;
+  }
+  EXPECT_TRUE(cache.load("keep").has_value());
+  EXPECT_FALSE(cache.load("filler0").has_value());
+  EXPECT_TRUE(cache.load("filler59").has_value());
+}
+
+TEST_F(DiskCacheTest, StaleTempFilesAreSwept) {
+  DiskCache cache(dir_, 0);
+  const fs::path tmp = dir_ / ("v" + std::to_string(kFormatVersion)) / "tmp";
+  write(tmp / "old.tmp", "left by a crashed writer");
+  write(tmp / "new.tmp", "being written right now");
+  fs::last_write_time(tmp / "old.tmp", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  cache.trim(DiskCache::kDefaultMaxBytes);
+  EXPECT_FALSE(fs::exists(tmp / "old.tmp"));
+  EXPECT_TRUE(fs::exists(tmp / "new.tmp"));
+}
+
+TEST_F(DiskCacheTest, UncreatableFolderDegradesToNothing) {
+  // A path below a regular file can never be created, for root too.
+  write(fs::path(::testing::TempDir()) / "kreg_not_a_dir", "x");
+  DiskCache cache(fs::path(::testing::TempDir()) / "kreg_not_a_dir" / "cache", 0);
+  EXPECT_FALSE(cache.usable());
+  cache.store("k", "v");
+  EXPECT_FALSE(cache.load("k").has_value());
+  EXPECT_EQ(cache.usage().entries, 0u);
+}
+
+TEST_F(DiskCacheTest, GroupWritableFolderIsRefused) {
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_all);
+  DiskCache cache(dir_, 0);
+  EXPECT_FALSE(cache.usable());
+}
+
+TEST_F(DiskCacheTest, GroupWritableOrLinkedEntriesAreRefused) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  fs::permissions(entry_file("k"),
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write);
+  EXPECT_FALSE(cache.load("k").has_value());
+  cache.store("k", "v");  // replaced by a private file
+  EXPECT_TRUE(cache.load("k").has_value());
+
+  cache.store("target", "v");
+  fs::remove(entry_file("k"));
+  fs::create_symlink(entry_file("target"), entry_file("k"));
+  EXPECT_FALSE(cache.load("k").has_value());
+}
+
+TEST_F(DiskCacheTest, ForeignOwnedEntriesAreRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  ASSERT_EQ(::chown(entry_file("k").c_str(), 65534, 65534), 0);
+  EXPECT_FALSE(cache.load("k").has_value());
+}
+
+TEST_F(DiskCacheTest, VerifyFindsAndRemovesBadEntries) {
+  DiskCache cache(dir_, 0);
+  for (int i = 0; i < 5; ++i) cache.store("k" + std::to_string(i), "v");
+  write(entry_file("k1"), "garbage");
+  fs::rename(entry_file("k2"), entry_file("k2").parent_path() / (std::string(32, 'f') + ".kbin"));
+  DiskCache::Verify v = cache.verify(false);
+  EXPECT_EQ(v.good, 3u);
+  EXPECT_EQ(v.bad, 2u);
+  v = cache.verify(true);
+  EXPECT_EQ(cache.verify(false).bad, 0u);
+  EXPECT_EQ(cache.usage().entries, 3u);
+  EXPECT_EQ(cache.clear(), 3u);
+  EXPECT_EQ(cache.usage().entries, 0u);
+}
+
+}  // namespace
+}  // namespace kreg::cache
