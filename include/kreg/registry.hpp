@@ -8,6 +8,7 @@
 #include <kreg/types.hpp>
 
 #include <cstddef>
+#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -100,6 +101,15 @@ class Registry {
                       const ProgressCallback& progress = {});
   std::size_t prewarm(const std::vector<KernelRequest>& requests,
                       const ProgressCallback& progress = {});
+  /// Writes the (name, constants) set this registry has served, as JSON, so that another
+  /// process can prewarm it with `prewarm_manifest`. Throws `InvalidArgument` if the file
+  /// cannot be written.
+  void write_manifest(const std::filesystem::path& path) const;
+  /// Prewarms every kernel a manifest lists, in parallel; returns how many are ready.
+  /// Names this registry does not know are skipped. Throws `InvalidArgument` for an
+  /// unreadable or malformed manifest.
+  std::size_t prewarm_manifest(const std::filesystem::path& path,
+                               const ProgressCallback& progress = {});
   /// Prewarms every entry of every source: without constants where the source allows it,
   /// and with each listed specialization. Sources that need constants and list no
   /// specialization are skipped.

@@ -2,6 +2,7 @@
 
 #include "core/hash.hpp"
 #include "core/label.hpp"  // LookupKey
+#include "registry/manifest.hpp"
 #include "registry/registry_impl.hpp"
 
 namespace kreg {
@@ -47,6 +48,15 @@ std::size_t Registry::prewarm(std::initializer_list<const char*> names,
 std::size_t Registry::prewarm(const std::vector<KernelRequest>& requests,
                               const ProgressCallback& progress) {
   return impl_->prewarm(requests, progress);
+}
+
+void Registry::write_manifest(const std::filesystem::path& path) const {
+  impl_->write_manifest(path);
+}
+
+std::size_t Registry::prewarm_manifest(const std::filesystem::path& path,
+                                       const ProgressCallback& progress) {
+  return impl_->prewarm(registry::read_manifest(path), progress);
 }
 
 PrewarmReport Registry::prewarm_all(const ProgressCallback& progress) {

@@ -12,6 +12,7 @@
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
+#include "registry/manifest.hpp"
 
 #include <kreg/error.hpp>
 
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 namespace kreg::detail {
 namespace {
@@ -428,6 +430,21 @@ std::vector<std::string> RegistryImpl::source_names() const {
 
 std::vector<std::string> RegistryImpl::entry_names(std::string_view source) const {
   return source_info(source).entries;
+}
+
+void RegistryImpl::write_manifest(const std::filesystem::path& path) const {
+  std::vector<KernelRequest> served;
+  {
+    std::lock_guard lock(mutex_);
+    std::set<std::string_view> seen;
+    for (const auto& entry : all_entries_) {
+      if (!seen.insert(entry->label).second) continue;
+      const std::string_view constants = std::string_view(entry->label).substr(entry->name.size());
+      served.push_back(
+          {entry->name, parse_constants(constants.empty() ? constants : constants.substr(1))});
+    }
+  }
+  registry::write_manifest(path, served);
 }
 
 SourceInfo RegistryImpl::source_info(std::string_view name) const {

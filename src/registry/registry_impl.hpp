@@ -85,6 +85,7 @@ class RegistryImpl {
   std::vector<std::string> source_names() const;
   std::vector<std::string> entry_names(std::string_view source) const;
   SourceInfo source_info(std::string_view name) const;
+  void write_manifest(const std::filesystem::path& path) const;
   std::string arch();
 
  private:

@@ -1,0 +1,23 @@
+#pragma once
+// Manifests: the (name, constants) set a registry served, as JSON, so that the next process
+// can prewarm exactly that set at load time.
+//
+//   {"format": "kreg-manifest", "version": 1,
+//    "kernels": [{"name": "powi_f32", "constants": "200:b1|300:i3"}, ...]}
+
+#include <kreg/registry.hpp>
+
+#include <filesystem>
+#include <vector>
+
+namespace kreg::registry {
+
+// Written to a temp file and renamed, so a reader never sees half a manifest.
+// Throws InvalidArgument if the file cannot be written.
+void write_manifest(const std::filesystem::path& path, const std::vector<KernelRequest>& kernels);
+
+// Throws InvalidArgument, naming the file and the problem, for an unreadable or malformed
+// manifest.
+std::vector<KernelRequest> read_manifest(const std::filesystem::path& path);
+
+}  // namespace kreg::registry

@@ -1,0 +1,74 @@
+// Record and replay: a manifest written by one registry prewarms the same set in another.
+#include "test_support.hpp"
+
+#include <fstream>
+
+namespace kreg {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+TEST(Manifest, RecordAndReplayRoundTrip) {
+  test::ScratchDir scratch("kreg_manifest_");
+  std::filesystem::create_directories(scratch.path());
+  const auto path = scratch.path() / "served.json";
+  const Constants c{.bools = {{200, true}}, .ints = {{300, 5}}};
+  {
+    Registry first(test::sm90_options());
+    first.prewarm({"elementwise_add_f32", "axpy_f64"});
+    first.prewarm({{"powi_f32", c}});
+    first.compile("axpy_f32");  // compiled only, never served as a kernel: not listed
+    first.write_manifest(path);
+  }
+  Registry second(test::sm90_options());
+  EXPECT_EQ(second.prewarm_manifest(path), 3u);
+  EXPECT_TRUE(second.is_cached("elementwise_add_f32"));
+  EXPECT_TRUE(second.is_cached("axpy_f64"));
+  EXPECT_TRUE(second.is_cached("powi_f32", c));
+  EXPECT_FALSE(second.is_cached("axpy_f32"));
+  EXPECT_EQ(second.cached_count(), 3u);
+}
+
+TEST(Manifest, UnknownNamesAreSkippedOnReplay) {
+  test::ScratchDir scratch("kreg_manifest_");
+  std::filesystem::create_directories(scratch.path());
+  const auto path = scratch.path() / "m.json";
+  std::ofstream(path) << R"({"format": "kreg-manifest", "version": 1, "kernels": [
+      {"name": "axpy_f32", "constants": ""}, {"name": "from_another_build"}]})";
+  Registry reg(test::sm90_options());
+  EXPECT_EQ(reg.prewarm_manifest(path), 1u);
+}
+
+TEST(Manifest, BadManifestsAreInvalidArguments) {
+  test::ScratchDir scratch("kreg_manifest_");
+  std::filesystem::create_directories(scratch.path());
+  Registry reg(test::sm90_options());
+  const struct {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"not json", "not JSON"},
+      {R"({"format": "other"})", "not a kreg manifest"},
+      {R"({"format": "kreg-manifest", "version": 99, "kernels": []})", "unsupported version"},
+      {R"({"format": "kreg-manifest", "version": 1})", "no kernel list"},
+      {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"constants": ""}]})",
+       "without a name"},
+      {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"name": "k", "constants": "1:x"}]})",
+       "not a constant set"},
+  };
+  for (const auto& c : cases) {
+    const auto path = scratch.path() / "bad.json";
+    std::ofstream(path, std::ios::trunc) << c.text;
+    std::string message =
+        expect_error(ErrorCode::InvalidArgument, [&] { reg.prewarm_manifest(path); });
+    EXPECT_TRUE(contains(message, c.expect)) << message;
+  }
+  expect_error(ErrorCode::InvalidArgument,
+               [&] { reg.prewarm_manifest(scratch.path() / "missing.json"); });
+  expect_error(ErrorCode::InvalidArgument,
+               [&] { reg.write_manifest(scratch.path() / "no" / "such" / "folder.json"); });
+}
+
+}  // namespace
+}  // namespace kreg
