@@ -135,4 +135,8 @@ class Registry {
   std::unique_ptr<detail::RegistryImpl> impl_;
 };
 
+/// The requests a manifest lists (see `Registry::write_manifest`). Throws `InvalidArgument`
+/// for an unreadable or malformed manifest.
+std::vector<KernelRequest> read_manifest(const std::filesystem::path& path);
+
 }  // namespace kreg

@@ -13,5 +13,10 @@ const char* version() noexcept;
 std::string nvrtc_version();
 /// The archs NVRTC can target, e.g. {"sm_75", ..., "sm_120"}.
 std::vector<std::string> supported_archs();
+/// The CUDA driver's version, e.g. "13.0"; empty when there is no driver, with the reason in
+/// `why`.
+std::string driver_version(std::string* why = nullptr);
+/// The GPUs this process sees, e.g. {"NVIDIA H200 (sm_90)"}; empty without a driver.
+std::vector<std::string> devices();
 
 }  // namespace kreg

@@ -59,6 +59,10 @@ std::size_t Registry::prewarm_manifest(const std::filesystem::path& path,
   return impl_->prewarm(registry::read_manifest(path), progress);
 }
 
+std::vector<KernelRequest> read_manifest(const std::filesystem::path& path) {
+  return registry::read_manifest(path);
+}
+
 PrewarmReport Registry::prewarm_all(const ProgressCallback& progress) {
   return impl_->prewarm_all(progress);
 }

@@ -1,25 +1,67 @@
 #pragma once
-// The kreg command-line tool's commands.
+// The kreg command-line tool's commands. Each returns the process exit code.
 
 #include <kreg/kreg.hpp>
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 namespace kreg::cli {
 
+struct CommonOptions {
+  std::string arch;                 // --arch; empty: the GPU's
+  std::filesystem::path cache_dir;  // --cache-dir; empty: the default
+  bool json = false;                // --json
+};
+
 struct SelfCheckOptions {
-  std::string arch;
-  bool json = false;
+  CommonOptions common;
   unsigned jobs = 0;
 };
 
-// Compiles and prewarms every built-in kernel, prints a table, and on a GPU runs each one
-// against a CPU reference. Returns the process exit code.
-int selfcheck(const SelfCheckOptions& options);
+struct PrewarmOptions {
+  CommonOptions common;
+  bool all = false;
+  std::vector<std::string> names;  // "name" or "name|200:b1|300:i4"
+  std::filesystem::path manifest;
+  unsigned jobs = 0;
+};
 
-// The requests that cover every built-in entry, with constants where a source needs them.
+struct CacheOptions {
+  CommonOptions common;
+  std::string action;  // stats, clear, trim, verify
+  std::uint64_t target_bytes = 0;
+  bool remove_bad = false;
+};
+
+struct BuildCacheOptions {
+  CommonOptions common;
+  std::filesystem::path out;
+  std::filesystem::path manifest;
+  unsigned jobs = 0;
+};
+
+int selfcheck(const SelfCheckOptions& options);
+int doctor(const CommonOptions& options);
+int prewarm(const PrewarmOptions& options);
+int cache(const CacheOptions& options);
+int build_cache(const BuildCacheOptions& options);
+int list(bool json);
+
+// Every built-in entry, with constants where a source needs them (its listed
+// specializations).
 std::vector<KernelRequest> builtin_requests(const Registry& reg);
+
+// A progress bar on stderr when it is a terminal and the output is not JSON.
+ProgressCallback progress_printer(bool json);
+void clear_progress(bool json);
+
+// The table (or JSON) of kernel, origin, milliseconds, size and registers for `requests`,
+// after a prewarm that made `ready` of them ready. Returns 0 if all are.
+int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, std::size_t ready,
+                   bool json);
 
 struct GpuCheck {
   std::string label;

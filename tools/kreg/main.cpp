@@ -5,6 +5,18 @@
 
 #include <iostream>
 
+namespace {
+
+void add_common(CLI::App* command, kreg::cli::CommonOptions& common, bool with_arch = true) {
+  if (with_arch)
+    command->add_option("--arch", common.arch, "Compile target, e.g. sm_90 (default: the GPU's)");
+  command->add_option("--cache-dir", common.cache_dir,
+                      "Disk cache folder (default: KREG_CACHE_DIR or ~/.cache/kreg)");
+  command->add_flag("--json", common.json, "Print JSON");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"kreg: a runtime registry of CUDA kernels"};
   app.require_subcommand(1);
@@ -14,31 +26,54 @@ int main(int argc, char** argv) {
   CLI::App* selfcheck = app.add_subcommand(
       "selfcheck",
       "Compile and prewarm every built-in kernel, then run each on the GPU if there is one");
-  selfcheck->add_option("--arch", check.arch, "Compile target, e.g. sm_90 (default: the GPU's)");
+  add_common(selfcheck, check.common);
   selfcheck->add_option("-j,--jobs", check.jobs, "Prewarm threads (default: one per core)");
-  selfcheck->add_flag("--json", check.json, "Print JSON instead of tables");
 
-  CLI::App* list = app.add_subcommand("list", "List sources, their entries and constants");
+  kreg::cli::CommonOptions doctor_options;
+  CLI::App* doctor = app.add_subcommand("doctor", "Driver, device, NVRTC, cache folder and usage");
+  add_common(doctor, doctor_options);
+
+  CLI::App* list =
+      app.add_subcommand("list", "Sources, their entries, constants and specializations");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "Print JSON");
+
+  kreg::cli::PrewarmOptions prewarm_options;
+  CLI::App* prewarm = app.add_subcommand("prewarm", "Compile (and load) kernels into the caches");
+  add_common(prewarm, prewarm_options.common);
+  prewarm->add_flag("--all", prewarm_options.all, "Every built-in kernel");
+  prewarm->add_option("names", prewarm_options.names, "Kernels, as name or name|200:b1|300:i4");
+  prewarm->add_option("--manifest", prewarm_options.manifest,
+                      "A manifest written by Registry::write_manifest");
+  prewarm->add_option("-j,--jobs", prewarm_options.jobs, "Prewarm threads (default: one per core)");
+
+  kreg::cli::CacheOptions cache_options;
+  CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the disk cache");
+  add_common(cache, cache_options.common, false);
+  cache->add_option("action", cache_options.action, "stats, clear, trim or verify")
+      ->required()
+      ->check(CLI::IsMember({"stats", "clear", "trim", "verify"}));
+  cache->add_option("--target-bytes", cache_options.target_bytes,
+                    "trim: size to trim to (default: the bound)");
+  cache->add_flag("--remove-bad", cache_options.remove_bad, "verify: delete bad entries");
+
+  kreg::cli::BuildCacheOptions build_options;
+  CLI::App* build = app.add_subcommand(
+      "build-cache", "Fill a cache folder for a target arch (no GPU needed), to ship to machines");
+  add_common(build, build_options.common);
+  build->get_option("--arch")->required();
+  build->add_option("--out", build_options.out, "The cache folder to fill")->required();
+  build->add_option("--manifest", build_options.manifest, "Also build what this manifest lists");
+  build->add_option("-j,--jobs", build_options.jobs, "Threads (default: one per core)");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*selfcheck) return kreg::cli::selfcheck(check);
-    if (*list) {
-      kreg::Registry reg(kreg::RegistryOptions{.warm_compiler = false});
-      for (const std::string& name : reg.source_names()) {
-        const kreg::SourceInfo info = reg.source_info(name);
-        std::cout << name << "\n";
-        for (const auto& entry : info.entries) std::cout << "  entry " << entry << "\n";
-        for (const auto& c : info.constants) {
-          std::cout << "  constant " << c.index << " " << (c.is_bool ? "bool " : "int ") << c.name
-                    << (c.has_default ? " (has default)" : " (required)") << "\n";
-        }
-        for (const auto& s : info.specializations) {
-          std::cout << "  specialization " << kreg::constants_key(s) << "\n";
-        }
-      }
-      return 0;
-    }
+    if (*doctor) return kreg::cli::doctor(doctor_options);
+    if (*prewarm) return kreg::cli::prewarm(prewarm_options);
+    if (*cache) return kreg::cli::cache(cache_options);
+    if (*build) return kreg::cli::build_cache(build_options);
+    if (*list) return kreg::cli::list(list_json);
   } catch (const kreg::Error& e) {
     std::cerr << "kreg: " << kreg::to_string(e.code()) << ": " << e.what() << "\n";
     return 1;

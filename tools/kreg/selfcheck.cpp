@@ -1,12 +1,11 @@
 #include "commands.hpp"
 #include "table.hpp"
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
-#include <chrono>
 #include <iostream>
+#include <memory>
 #include <mutex>
 
 namespace kreg::cli {
@@ -25,50 +24,23 @@ std::vector<KernelRequest> builtin_requests(const Registry& reg) {
   return requests;
 }
 
-int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptions& options,
-                   const std::string& note);
-
-int selfcheck(const SelfCheckOptions& options) {
-  RegistryOptions registry_options;
-  registry_options.arch = options.arch;
-  registry_options.prewarm_threads = options.jobs;
-  RegistryOptions probe_options = registry_options;
-  probe_options.warm_compiler = false;
-  const Registry probe(probe_options);
-
-  std::string arch = probe.arch();
-  if (arch.empty()) {
-    // No GPU and no target given: still prove that every built-in compiles, for Hopper.
-    registry_options.arch = "sm_90";
-    return selfcheck_with(registry_options, options, "no GPU and no --arch: compiling for sm_90");
-  }
-  return selfcheck_with(registry_options, options, "");
-}
-
-int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptions& options,
-                   const std::string& note) {
-  Registry reg(registry_options);
-  const std::string arch = reg.arch();
-
-  const std::vector<KernelRequest> requests = builtin_requests(reg);
-  std::mutex mutex;
-  const auto start = std::chrono::steady_clock::now();
-  const std::size_t ready = reg.prewarm(requests, [&](const PrewarmProgress& p) {
-    if (options.json || isatty(STDERR_FILENO) == 0) return;
-    std::lock_guard lock(mutex);
+ProgressCallback progress_printer(bool json) {
+  if (json || isatty(STDERR_FILENO) == 0) return {};
+  auto mutex = std::make_shared<std::mutex>();
+  return [mutex](const PrewarmProgress& p) {
+    std::lock_guard lock(*mutex);
     std::cerr << "\r[" << p.done << "/" << p.total << "] " << (p.ok ? "ok  " : "FAIL") << " "
               << p.label << std::string(20, ' ') << std::flush;
-  });
-  const double wall_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!options.json && isatty(STDERR_FILENO) != 0)
-    std::cerr << "\r" << std::string(80, ' ') << "\r";
+  };
+}
 
-  nlohmann::json json;
-  json["kreg"] = version();
-  json["nvrtc"] = nvrtc_version();
-  json["arch"] = arch;
-  if (!note.empty()) json["note"] = note;
+void clear_progress(bool json) {
+  if (!json && isatty(STDERR_FILENO) != 0) std::cerr << "\r" << std::string(100, ' ') << "\r";
+}
+
+int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, std::size_t ready,
+                   bool json) {
+  nlohmann::json out;
   Table table({"kernel", "origin", "ms", "bytes", "registers"});
   bool ok = ready == requests.size();
   for (const KernelRequest& request : requests) {
@@ -77,15 +49,15 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
     try {
       const Binary& binary = reg.compile(request.name, request.constants);
       std::string registers = "-";
-      if (reg.is_cached(request.name, request.constants)) {
-        try {
+      try {
+        if (reg.is_cached(request.name, request.constants) && !reg.arch().empty()) {
           registers =
               std::to_string(reg.get(request.name, request.constants).attributes().registers);
-        } catch (const Error&) {
-          // No GPU: the kernel is compiled but not loaded.
         }
+      } catch (const Error&) {
+        // No GPU: the kernel is compiled but not loaded.
       }
-      table.add({label, to_string(binary.origin()), fixed(binary.milliseconds(), 1),
+      table.add({label, to_string(binary.origin()), fixed(binary.milliseconds(), 2),
                  std::to_string(binary.size()), registers});
       row["origin"] = to_string(binary.origin());
       row["ms"] = binary.milliseconds();
@@ -95,58 +67,93 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
       table.add({label, "FAILED", "-", "-", "-"});
       row["error"] = e.what();
     }
-    json["kernels"].push_back(row);
+    out["kernels"].push_back(row);
   }
   const Stats stats = reg.stats();
-  json["prewarm_ms"] = wall_ms;
-  json["compiles"] = stats.compiles;
-  json["compile_ms"] = stats.compile_ms;
-
-  std::vector<GpuCheck> checks;
-  std::string why;
-  const bool gpu = !reg.source_names().empty() && [&] {
-    try {
-      reg.get(requests.front().name, requests.front().constants);
-      return true;
-    } catch (const Error& e) {
-      why = e.what();
-      return false;
-    }
-  }();
-  if (gpu) {
-    checks = run_gpu_checks(reg);
-    for (const GpuCheck& c : checks) {
-      ok = ok && c.ok;
-      json["gpu_checks"].push_back({{"kernel", c.label}, {"ok", c.ok}, {"detail", c.detail}});
-    }
+  out["ready"] = ready;
+  out["total"] = requests.size();
+  out["compiles"] = stats.compiles;
+  out["disk_hits"] = stats.disk_hits;
+  out["compile_ms"] = stats.compile_ms;
+  out["disk_ms"] = stats.disk_ms;
+  if (json) {
+    std::cout << out.dump(2) << "\n";
   } else {
-    json["gpu_checks"] = nullptr;
-    json["gpu_skipped"] = why;
+    table.print(std::cout);
+    std::cout << "\n"
+              << ready << " of " << requests.size() << " kernels ready: " << stats.compiles
+              << " compiled (" << fixed(stats.compile_ms, 1) << " ms), " << stats.disk_hits
+              << " from disk (" << fixed(stats.disk_ms, 1) << " ms)\n";
   }
-  json["ok"] = ok;
+  return ok ? 0 : 1;
+}
 
-  if (options.json) {
-    std::cout << json.dump(2) << "\n";
-    return ok ? 0 : 1;
+namespace {
+
+int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptions& options,
+                   const std::string& note) {
+  Registry reg(registry_options);
+  const std::vector<KernelRequest> requests = builtin_requests(reg);
+  const bool json = options.common.json;
+  const std::size_t ready = reg.prewarm(requests, progress_printer(json));
+  clear_progress(json);
+  if (!json) {
+    std::cout << "kreg " << version() << ", NVRTC " << nvrtc_version() << ", target " << reg.arch()
+              << "\n";
+    if (!note.empty()) std::cout << note << "\n";
+    std::cout << "\n";
   }
-  std::cout << "kreg " << version() << ", NVRTC " << nvrtc_version() << ", target " << arch << "\n";
-  if (!note.empty()) std::cout << note << "\n";
-  std::cout << "\n";
-  table.print(std::cout);
-  std::cout << "\n"
-            << ready << " of " << requests.size() << " kernels ready; " << stats.compiles
-            << " compiles, " << fixed(stats.compile_ms, 1) << " ms of compiling in "
-            << fixed(wall_ms, 1) << " ms wall time\n";
+  int status = report_kernels(reg, requests, ready, json);
+
+  std::string why;
+  bool gpu = true;
+  try {
+    reg.get(requests.front().name, requests.front().constants);
+  } catch (const Error& e) {
+    gpu = false;
+    why = e.what();
+  }
+  nlohmann::json checks = nlohmann::json::array();
   if (gpu) {
     Table results({"kernel", "GPU check", "detail"});
-    for (const GpuCheck& c : checks) results.add({c.label, c.ok ? "ok" : "FAILED", c.detail});
-    std::cout << "\n";
-    results.print(std::cout);
-  } else {
-    std::cout << "\nGPU checks skipped: " << why << "\n";
+    for (const GpuCheck& c : run_gpu_checks(reg)) {
+      if (!c.ok) status = 1;
+      results.add({c.label, c.ok ? "ok" : "FAILED", c.detail});
+      checks.push_back({{"kernel", c.label}, {"ok", c.ok}, {"detail", c.detail}});
+    }
+    if (!json) {
+      std::cout << "\n";
+      results.print(std::cout);
+    }
   }
-  std::cout << (ok ? "\nselfcheck passed\n" : "\nselfcheck FAILED\n");
-  return ok ? 0 : 1;
+  if (json) {
+    nlohmann::json out{{"arch", reg.arch()}, {"ok", status == 0}, {"gpu_checks", checks}};
+    if (!gpu) out["gpu_skipped"] = why;
+    if (!note.empty()) out["note"] = note;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    if (!gpu) std::cout << "\nGPU checks skipped: " << why << "\n";
+    std::cout << (status == 0 ? "\nselfcheck passed\n" : "\nselfcheck FAILED\n");
+  }
+  return status;
+}
+
+}  // namespace
+
+int selfcheck(const SelfCheckOptions& options) {
+  RegistryOptions registry_options;
+  registry_options.arch = options.common.arch;
+  registry_options.cache_dir = options.common.cache_dir;
+  registry_options.prewarm_threads = options.jobs;
+  RegistryOptions probe = registry_options;
+  probe.warm_compiler = false;
+  probe.disk_cache = false;
+  if (Registry(probe).arch().empty()) {
+    // No GPU and no target given: still prove that every built-in compiles, for Hopper.
+    registry_options.arch = "sm_90";
+    return selfcheck_with(registry_options, options, "no GPU and no --arch: compiling for sm_90");
+  }
+  return selfcheck_with(registry_options, options, "");
 }
 
 }  // namespace kreg::cli

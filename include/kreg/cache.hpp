@@ -1,0 +1,39 @@
+#pragma once
+/// \file
+/// Maintenance of the on-disk cache that registries share (see docs/cache.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+
+namespace kreg {
+
+/// The cache folder a default registry uses: `KREG_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/kreg`, else `~/.cache/kreg`.
+std::filesystem::path default_cache_dir();
+
+struct CacheUsage {
+  std::filesystem::path dir;
+  bool usable = false;  ///< false if the folder cannot be made, or is not safely ours
+  std::uint64_t entries = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t max_bytes = 0;  ///< the bound eviction keeps (`KREG_CACHE_MAX_BYTES`)
+};
+
+struct CacheVerify {
+  std::size_t good = 0;
+  std::size_t bad = 0;  ///< unreadable, corrupt, misnamed or not safely ours
+};
+
+/// Each takes the folder (empty: the default one) and never throws for a missing or
+/// unusable folder: it reports `usable = false` or zero counts.
+CacheUsage cache_usage(const std::filesystem::path& dir = {});
+/// Removes every entry; returns how many.
+std::size_t cache_clear(const std::filesystem::path& dir = {});
+/// Evicts least recently used entries down to `target_bytes` (default: the bound) and sweeps
+/// temp files left by crashed writers; returns the entries removed.
+std::size_t cache_trim(const std::filesystem::path& dir = {}, std::uint64_t target_bytes = 0);
+/// Reads every entry; with `remove_bad`, deletes the bad ones.
+CacheVerify cache_verify(const std::filesystem::path& dir = {}, bool remove_bad = false);
+
+}  // namespace kreg

@@ -1,0 +1,39 @@
+#include <kreg/cache.hpp>
+
+#include "cache/disk_cache.hpp"
+
+namespace kreg {
+namespace {
+
+cache::DiskCache open(const std::filesystem::path& dir) {
+  return {dir.empty() ? cache::DiskCache::default_dir() : dir,
+          cache::DiskCache::default_max_bytes()};
+}
+
+}  // namespace
+
+std::filesystem::path default_cache_dir() {
+  return cache::DiskCache::default_dir();
+}
+
+CacheUsage cache_usage(const std::filesystem::path& dir) {
+  cache::DiskCache disk = open(dir);
+  const auto usage = disk.usage();
+  return {disk.dir(), disk.usable(), usage.entries, usage.bytes,
+          cache::DiskCache::default_max_bytes()};
+}
+
+std::size_t cache_clear(const std::filesystem::path& dir) {
+  return open(dir).clear();
+}
+
+std::size_t cache_trim(const std::filesystem::path& dir, std::uint64_t target_bytes) {
+  return open(dir).trim(target_bytes != 0 ? target_bytes : cache::DiskCache::default_max_bytes());
+}
+
+CacheVerify cache_verify(const std::filesystem::path& dir, bool remove_bad) {
+  const auto v = open(dir).verify(remove_bad);
+  return {v.good, v.bad};
+}
+
+}  // namespace kreg

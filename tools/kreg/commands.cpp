@@ -1,0 +1,179 @@
+// kreg doctor, prewarm, cache and build-cache.
+#include "commands.hpp"
+#include "table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace kreg::cli {
+namespace {
+
+std::string bytes_text(std::uint64_t bytes) {
+  if (bytes >= (1ULL << 30)) return fixed(static_cast<double>(bytes) / (1ULL << 30), 2) + " GiB";
+  if (bytes >= (1ULL << 20)) return fixed(static_cast<double>(bytes) / (1ULL << 20), 1) + " MiB";
+  return fixed(static_cast<double>(bytes) / 1024.0, 1) + " KiB";
+}
+
+nlohmann::json usage_json(const CacheUsage& u) {
+  return {{"dir", u.dir.string()},
+          {"usable", u.usable},
+          {"entries", u.entries},
+          {"bytes", u.bytes},
+          {"max_bytes", u.max_bytes}};
+}
+
+}  // namespace
+
+int doctor(const CommonOptions& options) {
+  nlohmann::json json;
+  json["kreg"] = version();
+  json["nvrtc"] = nvrtc_version();
+  json["nvrtc_archs"] = supported_archs();
+  std::string why;
+  const std::string driver = driver_version(&why);
+  json["driver"] = driver.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver);
+  if (driver.empty()) json["driver_missing"] = why;
+  json["devices"] = devices();
+  RegistryOptions registry_options;
+  registry_options.warm_compiler = false;
+  registry_options.disk_cache = false;
+  registry_options.arch = options.arch;
+  json["target_arch"] = Registry(registry_options).arch();
+  const CacheUsage usage = cache_usage(options.cache_dir);
+  json["cache"] = usage_json(usage);
+  if (options.json) {
+    std::cout << json.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "kreg          " << version() << "\n"
+            << "NVRTC         " << nvrtc_version() << " (" << supported_archs().front() << " to "
+            << supported_archs().back() << ")\n"
+            << "driver        " << (driver.empty() ? "none: " + why : driver) << "\n";
+  for (const std::string& device : devices()) std::cout << "device        " << device << "\n";
+  std::cout << "target arch   "
+            << (json["target_arch"].get<std::string>().empty()
+                    ? "none (no GPU; use --arch)"
+                    : json["target_arch"].get<std::string>())
+            << "\n"
+            << "cache         " << usage.dir.string() << (usage.usable ? "" : " (unusable)") << "\n"
+            << "cache usage   " << usage.entries << " entries, " << bytes_text(usage.bytes)
+            << " of " << bytes_text(usage.max_bytes) << "\n"
+            << "precompiled   none in this build\n";
+  return 0;
+}
+
+int prewarm(const PrewarmOptions& options) {
+  RegistryOptions registry_options;
+  registry_options.arch = options.common.arch;
+  registry_options.cache_dir = options.common.cache_dir;
+  registry_options.prewarm_threads = options.jobs;
+  Registry reg(registry_options);
+  if (reg.arch().empty()) {
+    std::cerr << "kreg prewarm: no GPU; give a target with --arch\n";
+    return 2;
+  }
+  std::vector<KernelRequest> requests;
+  if (options.all) requests = builtin_requests(reg);
+  for (const std::string& name : options.names) {
+    const auto bar = name.find('|');
+    requests.push_back({name.substr(0, bar), bar == std::string::npos
+                                                 ? Constants{}
+                                                 : parse_constants(name.substr(bar + 1))});
+  }
+  if (!options.manifest.empty()) {
+    for (KernelRequest& r : read_manifest(options.manifest)) requests.push_back(std::move(r));
+  }
+  const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
+  clear_progress(options.common.json);
+  return report_kernels(reg, requests, ready, options.common.json);
+}
+
+int cache(const CacheOptions& options) {
+  const auto& dir = options.common.cache_dir;
+  nlohmann::json json;
+  if (options.action == "stats") {
+    json = usage_json(cache_usage(dir));
+  } else if (options.action == "clear") {
+    json["removed"] = cache_clear(dir);
+  } else if (options.action == "trim") {
+    json["removed"] = cache_trim(dir, options.target_bytes);
+    json["after"] = usage_json(cache_usage(dir));
+  } else if (options.action == "verify") {
+    const CacheVerify v = cache_verify(dir, options.remove_bad);
+    json = {{"good", v.good}, {"bad", v.bad}, {"removed", options.remove_bad ? v.bad : 0}};
+  }
+  if (options.common.json) {
+    std::cout << json.dump(2) << "\n";
+  } else {
+    for (const auto& [key, value] : json.items()) std::cout << key << ": " << value.dump() << "\n";
+  }
+  return options.action == "verify" && json["bad"].get<std::size_t>() > 0 && !options.remove_bad
+             ? 1
+             : 0;
+}
+
+int build_cache(const BuildCacheOptions& options) {
+  RegistryOptions registry_options;
+  registry_options.arch = options.common.arch;
+  registry_options.cache_dir = options.out;
+  registry_options.prewarm_threads = options.jobs;
+  Registry reg(registry_options);
+  std::vector<KernelRequest> requests = builtin_requests(reg);
+  std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
+  std::size_t from_manifest = 0;
+  if (!options.manifest.empty()) from_manifest = reg.prewarm_manifest(options.manifest);
+  clear_progress(options.common.json);
+  const Stats stats = reg.stats();
+  const CacheUsage usage = cache_usage(options.out);
+  nlohmann::json json{{"arch", reg.arch()},
+                      {"builtin_ready", ready},
+                      {"builtin_total", requests.size()},
+                      {"manifest_ready", from_manifest},
+                      {"compiles", stats.compiles},
+                      {"disk_hits", stats.disk_hits},
+                      {"cache", usage_json(usage)}};
+  if (options.common.json) {
+    std::cout << json.dump(2) << "\n";
+  } else {
+    std::cout << "built " << ready << "/" << requests.size() << " built-in kernels";
+    if (!options.manifest.empty()) std::cout << " and " << from_manifest << " from the manifest";
+    std::cout << " for " << reg.arch() << " into " << usage.dir.string() << " (" << stats.compiles
+              << " compiles, " << usage.entries << " entries, " << bytes_text(usage.bytes) << ")\n";
+  }
+  return ready == requests.size() ? 0 : 1;
+}
+
+int list(bool json) {
+  Registry reg(RegistryOptions{.disk_cache = false, .warm_compiler = false});
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& name : reg.source_names()) {
+    const SourceInfo info = reg.source_info(name);
+    nlohmann::json source{{"source", name}, {"entries", info.entries}};
+    source["constants"] = nlohmann::json::array();
+    for (const ConstantInfo& c : info.constants) {
+      source["constants"].push_back({{"index", c.index},
+                                     {"type", c.is_bool ? "bool" : "int"},
+                                     {"name", c.name},
+                                     {"required", !c.has_default}});
+    }
+    source["specializations"] = nlohmann::json::array();
+    for (const Constants& c : info.specializations)
+      source["specializations"].push_back(constants_key(c));
+    out.push_back(source);
+    if (json) continue;
+    std::cout << name << "\n";
+    for (const auto& entry : info.entries) std::cout << "  entry " << entry << "\n";
+    for (const auto& c : info.constants) {
+      std::cout << "  constant " << c.index << " " << (c.is_bool ? "bool " : "int ") << c.name
+                << (c.has_default ? " (has default)" : " (required)") << "\n";
+    }
+    for (const auto& s : info.specializations) {
+      std::cout << "  specialization " << constants_key(s) << "\n";
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace kreg::cli
