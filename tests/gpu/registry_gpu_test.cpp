@@ -131,3 +131,40 @@ TEST(RegistryGpu, BadInputLeavesTheRegistryUsable) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(RegistryGpu, CompiledAndDiskKernelsGiveIdenticalResults) {
+  KREG_REQUIRE_GPU();
+  test::ScratchDir scratch("kreg_gpu_disk_");
+  RegistryOptions options = test::isolated_options();
+  options.disk_cache = true;
+  options.cache_dir = scratch.path();
+  const Constants c{.bools = {{200, true}}, .ints = {{300, 3}}};
+  const unsigned n = 100003;
+  std::mt19937 rng(99);
+  const auto x = test::random_vector<float>(n, rng);
+  test::DeviceBuffer<float> dx(x), out(n);
+  auto run = [&](Registry& reg, Origin expected) {
+    const Kernel& k = reg.get("powi_f32", c);
+    EXPECT_EQ(k.binary().origin(), expected);
+    out.poison();
+    k.launch(Dim3{(n + 255) / 256}, Dim3{256}, 0, nullptr, static_cast<const float*>(dx.get()),
+             out.get(), n);
+    return out.download();
+  };
+  Registry compiled(options);
+  const auto a = run(compiled, Origin::Compiled);
+  Registry from_disk(options);
+  const auto b = run(from_disk, Origin::Disk);
+  EXPECT_EQ(from_disk.stats().compiles, 0u);
+  ASSERT_EQ(a.size(), b.size());
+  for (unsigned i = 0; i < n; ++i) {
+    ASSERT_EQ(a[i], b[i]) << i;
+    ASSERT_EQ(a[i], -x[i] * x[i] * x[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace kreg
