@@ -65,6 +65,7 @@ void BM_KregColdCompile(benchmark::State& state) {
   options.arch = arch();
   options.warm_compiler = false;
   options.disk_cache = false;
+  options.precompiled = false;
   kreg::Registry reg(options);
   reg.register_source("add", kTrivial);
   reg.compile("add");
@@ -132,6 +133,7 @@ void BM_PrewarmSpeedup(benchmark::State& state) {
     options.arch = arch();
     options.warm_compiler = false;
     options.disk_cache = false;
+    options.precompiled = false;
     options.compile_processes = 0;
     {
       kreg::Registry reg(options);

@@ -6,6 +6,7 @@
 //   kreg_first_call kreg-warm MS    kreg, warm_compiler on, MS of other start-up work first
 //   kreg_first_call first-launch    kreg get + launch + synchronize of a built-in (needs a GPU)
 //   kreg_first_call disk DIR        prewarm_all of the built-ins from the disk cache in DIR
+//   kreg_first_call precompiled     prewarm_all of the built-ins from the precompiled set
 #include <kreg/kreg.hpp>
 
 #include <nvrtc.h>
@@ -55,6 +56,7 @@ int with_kreg(bool warm, int other_work_ms) {
   options.arch = arch();
   options.warm_compiler = warm;
   options.disk_cache = false;
+  options.precompiled = false;
   kreg::Registry reg(options);
   reg.register_source("add", kTrivial);
   // Stands for what an application does between creating the registry and its first
@@ -71,6 +73,7 @@ int with_kreg(bool warm, int other_work_ms) {
 int from_disk(const char* dir) {
   kreg::RegistryOptions options;
   options.cache_dir = dir;
+  options.precompiled = false;
   options.warm_compiler = false;
   kreg::Registry reg(options);
   if (reg.arch().empty()) return 1;  // needs a GPU: starts the driver outside the clock
@@ -85,9 +88,30 @@ int from_disk(const char* dir) {
   return report.failures.empty() ? 0 : 1;
 }
 
+// A fresh process served from the embedded precompiled set (disk cache off): the driver is
+// started first, then every built-in is taken and loaded.
+int from_precompiled() {
+  kreg::RegistryOptions options;
+  options.disk_cache = false;
+  options.warm_compiler = false;
+  kreg::Registry reg(options);
+  if (reg.arch().empty()) return 1;
+  const auto start = Clock::now();
+  const kreg::PrewarmReport report = reg.prewarm_all();
+  const double ms = since(start);
+  const kreg::Stats s = reg.stats();
+  std::printf(
+      "precompiled %.2f (%zu kernels, %.3f ms each; %llu precompiled hits, %llu compiles)\n", ms,
+      report.warmed, ms / static_cast<double>(report.warmed),
+      static_cast<unsigned long long>(s.precompiled_hits),
+      static_cast<unsigned long long>(s.compiles));
+  return report.failures.empty() ? 0 : 1;
+}
+
 int first_launch() {
   const auto start = Clock::now();
-  kreg::Registry reg(kreg::RegistryOptions{.disk_cache = false, .warm_compiler = false});
+  kreg::Registry reg(
+      kreg::RegistryOptions{.disk_cache = false, .precompiled = false, .warm_compiler = false});
   const kreg::Kernel& k = reg.get("elementwise_add_f32");
   k.launch(kreg::Dim3{1}, kreg::Dim3{32}, 0, nullptr, static_cast<const float*>(nullptr),
            static_cast<const float*>(nullptr), static_cast<float*>(nullptr), 0u);
@@ -107,6 +131,7 @@ int main(int argc, char** argv) {
     if (mode == "kreg-warm") return with_kreg(true, argc > 2 ? std::atoi(argv[2]) : 0);
     if (mode == "first-launch") return first_launch();
     if (mode == "disk" && argc > 2) return from_disk(argv[2]);
+    if (mode == "precompiled") return from_precompiled();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

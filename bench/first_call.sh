@@ -26,4 +26,6 @@ if [[ "${3:-}" == "--gpu" ]]; then
   run_mode "prewarm_all from disk (GPU)" disk "$dir"
   "$bin" disk "$dir"
   rm -rf "$dir"
+  run_mode "prewarm_all precompiled (GPU)" precompiled
+  "$bin" precompiled
 fi

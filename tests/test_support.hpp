@@ -17,10 +17,12 @@
 namespace kreg::test {
 
 // Options for tests: no disk cache (tests must not share state through the user's cache
-// folder, and compile counts must mean what they say), no background warm-up.
+// folder) and no precompiled set (compile counts must mean what they say), no background
+// warm-up.
 inline RegistryOptions isolated_options() {
   RegistryOptions options;
   options.disk_cache = false;
+  options.precompiled = false;
   options.warm_compiler = false;
   return options;
 }

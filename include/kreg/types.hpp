@@ -47,6 +47,9 @@ struct RegistryOptions {
   bool disk_cache = true;
   /// Size bound of the disk cache; 0: `KREG_CACHE_MAX_BYTES`, else 1 GiB.
   std::uint64_t cache_max_bytes = 0;
+  /// Take built-in kernels from the set precompiled at build time when it holds machine code
+  /// for the target. `KREG_PRECOMPILED=0` turns it off; `KREG_PRECOMPILED_CONSTANTS=0` turns
+  /// it off for specialized kernels only.
   bool precompiled = true;
   /// Options added to every NVRTC compile, after kreg's own and before a source's.
   std::vector<std::string> compile_options;
@@ -76,6 +79,7 @@ struct Stats {
   std::uint64_t loads = 0;             ///< Binaries loaded into the driver.
   double compile_ms = 0;               ///< Wall time spent in successful compiles.
   double disk_ms = 0;                  ///< Wall time spent reading disk-cache hits.
+  double precompiled_ms = 0;           ///< Wall time spent taking precompiled binaries.
   double load_ms = 0;                  ///< Wall time spent loading binaries.
 };
 

@@ -16,6 +16,8 @@ std::vector<std::string> supported_archs();
 /// The CUDA driver's version, e.g. "13.0"; empty when there is no driver, with the reason in
 /// `why`.
 std::string driver_version(std::string* why = nullptr);
+/// The archs the embedded precompiled set has machine code for, e.g. {"sm_80", "sm_90"}.
+std::vector<std::string> precompiled_archs();
 /// The GPUs this process sees, e.g. {"NVIDIA H200 (sm_90)"}; empty without a driver.
 std::vector<std::string> devices();
 

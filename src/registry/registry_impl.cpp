@@ -1,6 +1,7 @@
 #include "registry/registry_impl.hpp"
 
 #include "cache/disk_cache.hpp"
+#include "cache/precompiled.hpp"
 #include "compiler/constant_values.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "compiler/wire.hpp"
@@ -13,6 +14,7 @@
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
 #include "registry/manifest.hpp"
+#include "registry/request.hpp"
 
 #include <kreg/error.hpp>
 
@@ -105,6 +107,8 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
     if (disk->usable()) disk_ = std::move(disk);
     disk_salt_ = "kreg disk key 1; nvrtc " + compiler::version() + "\n";
   }
+  precompiled_ = options_.precompiled && core::env_flag("KREG_PRECOMPILED", true);
+  precompiled_constants_ = core::env_flag("KREG_PRECOMPILED_CONSTANTS", true);
   for (const EmbeddedFile& file : embedded_sources()) {
     register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
   }
@@ -178,63 +182,45 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
     std::lock_guard lock(device_mutex_);
     arch = device_arch_;
   }
-  if (source.arch_specific && arch.back() != 'a') {
-    if (arch.back() == 'f') arch.pop_back();
-    arch += 'a';
-  }
-  return arch;
+  return registry::source_arch(source, std::move(arch));
 }
 
 std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
   const registry::Source& source = *r.source;
   const std::string arch = target_arch(source);
-  const std::string constants_text = r.label.substr(r.name.size());
-  const std::string key = source.name + constants_text + "@" + arch;
+  const std::string key = source.name + r.label.substr(r.name.size()) + "@" + arch;
+  std::string storage;
+  const compiler::Request request =
+      registry::make_request(source, r.values, arch, options_.compile_options, storage);
 
-  const std::string values_header = compiler::constant_values_header(r.values);
-  compiler::Request request;
-  request.program_name = source.name + ".cu";
-  request.source = source.text;
-  request.arch = arch;
-  for (const EmbeddedFile& header : embedded_headers()) {
-    request.headers.push_back({header.name, header.text});
+  // The whole request (source, every kreg header's text, options, constants header, arch,
+  // name expressions) is what shapes the binary: the precompiled set is keyed by it, and the
+  // disk cache by it and NVRTC's version.
+  const std::string request_text = compiler::encode(request);
+  auto reuse = [&](std::optional<std::string> payload, Origin origin,
+                   Clock::time_point start) -> std::shared_ptr<const Binary> {
+    if (!payload) return nullptr;
+    auto cached = compiler::decode_result(*payload);
+    if (!cached || !cached->ok || cached->image.empty() ||
+        cached->lowered_names.size() != request.name_expressions.size()) {
+      return nullptr;
+    }
+    const std::uint64_t ns = nanoseconds_since(start);
+    auto& hits = origin == Origin::Disk ? disk_hits_ : precompiled_hits_;
+    auto& time = origin == Origin::Disk ? disk_ns_ : precompiled_ns_;
+    hits.fetch_add(1, std::memory_order_relaxed);
+    time.fetch_add(ns, std::memory_order_relaxed);
+    return make_binary(r, key, arch, origin, std::move(*cached), static_cast<double>(ns) / 1e6);
+  };
+  if (precompiled_ && (r.values.empty() || precompiled_constants_)) {
+    const auto start = Clock::now();
+    if (auto hit = reuse(cache::find_precompiled(request_text), Origin::Precompiled, start))
+      return hit;
   }
-  request.options = {"-std=c++17"};
-  if (!r.values.empty()) {
-    // Without values <kreg/kernel.cuh> declares every constant "not given" by itself, and
-    // a compile without a pre-included header starts measurably faster.
-    request.headers.push_back({compiler::kConstantValuesHeader, values_header});
-    request.options.push_back(std::string("--pre-include=") + compiler::kConstantValuesHeader);
-  }
-  if (source.kreg_headers_only) {
-    // Leaves out the runtime's implicit declarations; about a third of a small compile.
-    request.options.emplace_back("-minimal");
-  } else if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
-    request.options.push_back("-I" + dir);
-  }
-  request.options.insert(request.options.end(), options_.compile_options.begin(),
-                         options_.compile_options.end());
-  request.options.insert(request.options.end(), source.options.begin(), source.options.end());
-  for (const registry::Entry& entry : source.entries) {
-    if (!entry.expression.empty()) request.name_expressions.push_back(entry.expression);
-  }
-
-  // The disk key is everything that shapes the binary: the whole request (source, every
-  // kreg header's text, options, constants header, arch, name expressions) and NVRTC's
-  // version. It is taken before the -minimal retry below changes the options.
-  const std::string disk_key = disk_ ? disk_salt_ + compiler::encode(request) : std::string();
+  const std::string disk_key = disk_ ? disk_salt_ + request_text : std::string();
   if (disk_) {
     const auto start = Clock::now();
-    if (auto payload = disk_->load(disk_key)) {
-      auto cached = compiler::decode_result(*payload);
-      if (cached && cached->ok && !cached->image.empty() &&
-          cached->lowered_names.size() == request.name_expressions.size()) {
-        const double ms = static_cast<double>(nanoseconds_since(start)) / 1e6;
-        disk_hits_.fetch_add(1, std::memory_order_relaxed);
-        disk_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
-        return make_binary(r, key, arch, Origin::Disk, std::move(*cached), ms);
-      }
-    }
+    if (auto hit = reuse(disk_->load(disk_key), Origin::Disk, start)) return hit;
   }
 
   compiler::WorkerPool* workers = nullptr;
@@ -242,28 +228,15 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     std::lock_guard lock(pool_mutex_);
     workers = workers_.get();
   }
-  auto run = [&] {
+  auto run = [&](const compiler::Request& attempt) {
     std::optional<compiler::Result> remote;
-    if (workers != nullptr) remote = workers->compile(request);
+    if (workers != nullptr) remote = workers->compile(attempt);
     if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
-    return remote ? std::move(*remote) : compiler::compile(request);
+    return remote ? std::move(*remote) : compiler::compile(attempt);
   };
   compiler::Result result;
   try {
-    result = run();
-    if (!result.ok && source.kreg_headers_only) {
-      // -minimal drops the runtime's implicit declarations (texture objects, device-side
-      // runtime calls, vector types). A source that uses them is valid CUDA: compile it
-      // again the ordinary way, and report that compile's log if it fails too.
-      std::erase(request.options, std::string("-minimal"));
-      if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
-        request.options.push_back("-I" + dir);
-      }
-      result = run();
-      if (result.ok) {
-        core::log_write(core::LogLevel::Debug, "'" + key + "' needs more than -minimal offers");
-      }
-    }
+    result = registry::compile_with_fallback(request, run);
   } catch (...) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     throw;
@@ -412,6 +385,8 @@ Stats RegistryImpl::stats() const {
   s.memory_hits = memory_hits_.total();
   s.compiles = compiles_.load(std::memory_order_relaxed);
   s.disk_hits = disk_hits_.load(std::memory_order_relaxed);
+  s.precompiled_hits = precompiled_hits_.load(std::memory_order_relaxed);
+  s.precompiled_ms = static_cast<double>(precompiled_ns_.load(std::memory_order_relaxed)) / 1e6;
   s.disk_ms = static_cast<double>(disk_ns_.load(std::memory_order_relaxed)) / 1e6;
   s.worker_compiles = worker_compiles_.load(std::memory_order_relaxed);
   s.failures = failures_.load(std::memory_order_relaxed);

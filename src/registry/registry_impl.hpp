@@ -57,7 +57,8 @@ struct Resolved {
   std::string binary_key;  // "<source id>|<constants key>"
 };
 
-class RegistryImpl {
+// Members are grouped by purpose, not packed by size: there is one per registry.
+class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
  public:
   explicit RegistryImpl(RegistryOptions options);
   ~RegistryImpl();
@@ -113,6 +114,8 @@ class RegistryImpl {
   bool nvtx_ = false;
   std::unique_ptr<cache::DiskCache> disk_;  // null when off or unusable
   std::string disk_salt_;                   // NVRTC version: part of every disk key
+  bool precompiled_ = true;                 // RegistryOptions::precompiled, KREG_PRECOMPILED
+  bool precompiled_constants_ = true;       // KREG_PRECOMPILED_CONSTANTS
 
   mutable std::mutex mutex_;  // guards everything below it, except the table's readers
   std::map<std::string, std::shared_ptr<const registry::Source>, std::less<>> sources_;
@@ -139,6 +142,8 @@ class RegistryImpl {
   std::atomic<std::uint64_t> compiles_{0};
   std::atomic<std::uint64_t> disk_hits_{0};
   std::atomic<std::uint64_t> disk_ns_{0};
+  std::atomic<std::uint64_t> precompiled_hits_{0};
+  std::atomic<std::uint64_t> precompiled_ns_{0};
   std::atomic<std::uint64_t> worker_compiles_{0};
   std::atomic<std::uint64_t> failures_{0};
   std::atomic<std::uint64_t> loads_{0};

@@ -2,6 +2,7 @@
 #include "gpu/device_buffer.hpp"
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <barrier>
 #include <thread>
 
@@ -11,7 +12,9 @@ namespace {
 using test::contains;
 using test::expect_error;
 
-RegistryOptions gpu_options() { return test::isolated_options(); }
+RegistryOptions gpu_options() {
+  return test::isolated_options();
+}
 
 TEST(RegistryGpu, IntConstantsGiveDistinctKernelsAndCountsGrowByOne) {
   KREG_REQUIRE_GPU();
@@ -135,7 +138,7 @@ TEST(RegistryGpu, BadInputLeavesTheRegistryUsable) {
 namespace kreg {
 namespace {
 
-TEST(RegistryGpu, CompiledAndDiskKernelsGiveIdenticalResults) {
+TEST(RegistryGpu, CompiledDiskAndPrecompiledKernelsGiveIdenticalResults) {
   KREG_REQUIRE_GPU();
   test::ScratchDir scratch("kreg_gpu_disk_");
   RegistryOptions options = test::isolated_options();
@@ -159,9 +162,17 @@ TEST(RegistryGpu, CompiledAndDiskKernelsGiveIdenticalResults) {
   Registry from_disk(options);
   const auto b = run(from_disk, Origin::Disk);
   EXPECT_EQ(from_disk.stats().compiles, 0u);
+  options.precompiled = true;
+  options.disk_cache = false;
+  Registry precompiled(options);
+  const auto archs = precompiled_archs();
+  const bool has_code = std::find(archs.begin(), archs.end(), precompiled.arch()) != archs.end();
+  // Without machine code for this GPU the precompiled set falls back to NVRTC.
+  const auto p = run(precompiled, has_code ? Origin::Precompiled : Origin::Compiled);
   ASSERT_EQ(a.size(), b.size());
   for (unsigned i = 0; i < n; ++i) {
     ASSERT_EQ(a[i], b[i]) << i;
+    ASSERT_EQ(a[i], p[i]) << i;
     ASSERT_EQ(a[i], -x[i] * x[i] * x[i]) << i;
   }
 }

@@ -42,6 +42,7 @@ int doctor(const CommonOptions& options) {
   json["target_arch"] = Registry(registry_options).arch();
   const CacheUsage usage = cache_usage(options.cache_dir);
   json["cache"] = usage_json(usage);
+  json["precompiled_archs"] = precompiled_archs();
   if (options.json) {
     std::cout << json.dump(2) << "\n";
     return 0;
@@ -59,7 +60,12 @@ int doctor(const CommonOptions& options) {
             << "cache         " << usage.dir.string() << (usage.usable ? "" : " (unusable)") << "\n"
             << "cache usage   " << usage.entries << " entries, " << bytes_text(usage.bytes)
             << " of " << bytes_text(usage.max_bytes) << "\n"
-            << "precompiled   none in this build\n";
+            << "precompiled   " <<
+      [] {
+        std::string archs;
+        for (const std::string& a : precompiled_archs()) archs += (archs.empty() ? "" : ", ") + a;
+        return archs.empty() ? std::string("none in this build") : archs;
+      }() << "\n";
   return 0;
 }
 
@@ -118,6 +124,8 @@ int build_cache(const BuildCacheOptions& options) {
   registry_options.arch = options.common.arch;
   registry_options.cache_dir = options.out;
   registry_options.prewarm_threads = options.jobs;
+  // Everything goes into the folder, so that it serves builds without this precompiled set.
+  registry_options.precompiled = false;
   Registry reg(registry_options);
   std::vector<KernelRequest> requests = builtin_requests(reg);
   std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));

@@ -1,0 +1,64 @@
+#include "registry/request.hpp"
+
+#include "compiler/constant_values.hpp"
+#include "core/embedded.hpp"
+
+#include <algorithm>
+
+namespace kreg::registry {
+
+std::string source_arch(const Source& source, std::string arch) {
+  if (source.arch_specific && !arch.empty() && arch.back() != 'a') {
+    if (arch.back() == 'f') arch.pop_back();
+    arch += 'a';
+  }
+  return arch;
+}
+
+compiler::Request make_request(const Source& source, const std::vector<core::ConstantValue>& values,
+                               const std::string& arch,
+                               const std::vector<std::string>& global_options,
+                               std::string& storage) {
+  compiler::Request request;
+  request.program_name = source.name + ".cu";
+  request.source = source.text;
+  request.arch = arch;
+  for (const detail::EmbeddedFile& header : detail::embedded_headers()) {
+    request.headers.push_back({header.name, header.text});
+  }
+  request.options = {"-std=c++17"};
+  if (!values.empty()) {
+    // Without values <kreg/kernel.cuh> declares every constant "not given" by itself, and
+    // a compile without a pre-included header starts measurably faster.
+    storage = compiler::constant_values_header(values);
+    request.headers.push_back({compiler::kConstantValuesHeader, storage});
+    request.options.push_back(std::string("--pre-include=") + compiler::kConstantValuesHeader);
+  }
+  if (source.kreg_headers_only) {
+    // Leaves out the runtime's implicit declarations: half of a small compile.
+    request.options.emplace_back("-minimal");
+  } else if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
+    request.options.push_back("-I" + dir);
+  }
+  request.options.insert(request.options.end(), global_options.begin(), global_options.end());
+  request.options.insert(request.options.end(), source.options.begin(), source.options.end());
+  for (const Entry& entry : source.entries) {
+    if (!entry.expression.empty()) request.name_expressions.push_back(entry.expression);
+  }
+  return request;
+}
+
+compiler::Result compile_with_fallback(
+    compiler::Request request,
+    const std::function<compiler::Result(const compiler::Request&)>& run) {
+  compiler::Result result = run(request);
+  const auto minimal = std::find(request.options.begin(), request.options.end(), "-minimal");
+  if (result.ok || minimal == request.options.end()) return result;
+  request.options.erase(minimal);
+  if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
+    request.options.push_back("-I" + dir);
+  }
+  return run(request);
+}
+
+}  // namespace kreg::registry

@@ -1,0 +1,105 @@
+// The set of built-ins compiled at build time (KREG_CUDA_ARCHITECTURES, default 80;90).
+#include "cache/precompiled.hpp"
+
+#include "test_support.hpp"
+
+#include <algorithm>
+
+namespace kreg {
+namespace {
+
+RegistryOptions with_precompiled(const std::string& arch = "sm_90") {
+  RegistryOptions options = test::isolated_options();
+  options.precompiled = true;
+  options.arch = arch;
+  return options;
+}
+
+bool built_for(const std::string& arch) {
+  const auto archs = precompiled_archs();
+  return std::find(archs.begin(), archs.end(), arch) != archs.end();
+}
+
+TEST(Precompiled, EveryBuiltinAndSpecializationIsEmbedded) {
+  if (!built_for("sm_90")) GTEST_SKIP() << "this build does not precompile for sm_90";
+  Registry reg(with_precompiled());
+  std::size_t expected = 0;
+  for (const std::string& source : reg.source_names()) {
+    const SourceInfo info = reg.source_info(source);
+    const bool plain = std::all_of(info.constants.begin(), info.constants.end(),
+                                   [](const ConstantInfo& c) { return c.has_default; });
+    expected += (plain ? 1 : 0) + info.specializations.size();
+  }
+  std::size_t sm90 = 0;
+  for (const auto& e : cache::precompiled_entries()) sm90 += e.arch == "sm_90";
+  EXPECT_EQ(sm90, expected);
+}
+
+TEST(Precompiled, BuiltinsAreServedWithoutCompiling) {
+  if (!built_for("sm_90")) GTEST_SKIP() << "this build does not precompile for sm_90";
+  Registry reg(with_precompiled());
+  const PrewarmReport report = reg.prewarm_all();
+  EXPECT_TRUE(report.failures.empty());
+  EXPECT_EQ(reg.stats().compiles, 0u);
+  EXPECT_GT(reg.stats().precompiled_hits, 0u);
+  const Binary& b = reg.compile("axpy_f64");
+  EXPECT_EQ(b.origin(), Origin::Precompiled);
+  EXPECT_EQ(b.symbol("axpy_f64").substr(0, 2), "_Z");
+}
+
+TEST(Precompiled, HitsAreByteIdenticalToCompiles) {
+  if (!built_for("sm_90")) GTEST_SKIP() << "this build does not precompile for sm_90";
+  Registry precompiled(with_precompiled());
+  Registry compiled(test::sm90_options());
+  const Constants c{.bools = {{200, true}}, .ints = {{300, 3}}};
+  for (const auto& [name, constants] : std::vector<std::pair<std::string, Constants>>{
+           {"elementwise_add_f32", {}}, {"axpy_f32", {}}, {"powi_f32", c}}) {
+    const Binary& a = precompiled.compile(name, constants);
+    const Binary& b = compiled.compile(name, constants);
+    EXPECT_EQ(a.origin(), Origin::Precompiled) << name;
+    EXPECT_EQ(b.origin(), Origin::Compiled) << name;
+    EXPECT_TRUE(std::equal(a.image().begin(), a.image().end(), b.image().begin(), b.image().end()))
+        << name;
+  }
+}
+
+TEST(Precompiled, AnythingDifferentFallsBackToNvrtc) {
+  // An arch without precompiled code, a replaced source, other options, unlisted constants.
+  Registry other_arch(with_precompiled("sm_86"));
+  if (!built_for("sm_86")) {
+    EXPECT_EQ(other_arch.compile("axpy_f32").origin(), Origin::Compiled);
+  }
+  Registry replaced(with_precompiled());
+  replaced.register_source("axpy",
+                           "// kreg:entry axpy_f32=axpy<float>\n"
+                           "template <typename T> __global__ void axpy(T* y) { y[0] = 1; }");
+  EXPECT_EQ(replaced.compile("axpy_f32").origin(), Origin::Compiled);
+  RegistryOptions fast = with_precompiled();
+  fast.compile_options = {"-use_fast_math"};
+  EXPECT_EQ(Registry(fast).compile("axpy_f32").origin(), Origin::Compiled);
+  Registry unlisted(with_precompiled());
+  EXPECT_EQ(unlisted.compile("powi_f32", {.ints = {{300, 9}}}).origin(), Origin::Compiled);
+}
+
+TEST(Precompiled, EnvironmentTurnsItOff) {
+  if (!built_for("sm_90")) GTEST_SKIP() << "this build does not precompile for sm_90";
+  const Constants listed{.ints = {{300, 2}}};
+  ::setenv("KREG_PRECOMPILED_CONSTANTS", "0", 1);
+  {
+    Registry reg(with_precompiled());
+    EXPECT_EQ(reg.compile("axpy_f32").origin(), Origin::Precompiled);
+    EXPECT_EQ(reg.compile("powi_f32", listed).origin(), Origin::Compiled);
+  }
+  ::unsetenv("KREG_PRECOMPILED_CONSTANTS");
+  for (const char* off : {"0", "false", "off"}) {
+    ::setenv("KREG_PRECOMPILED", off, 1);
+    Registry reg(with_precompiled());
+    EXPECT_EQ(reg.compile("axpy_f32").origin(), Origin::Compiled) << off;
+  }
+  ::unsetenv("KREG_PRECOMPILED");
+  Registry on(with_precompiled());
+  EXPECT_EQ(on.compile("powi_f32", listed).origin(), Origin::Precompiled);
+}
+
+}  // namespace
+}  // namespace kreg
