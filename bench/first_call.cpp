@@ -108,6 +108,21 @@ int from_precompiled() {
   return report.failures.empty() ? 0 : 1;
 }
 
+// One `get` of a built-in from the precompiled set in a fresh process, the driver started
+// first: the lookup, the load and the attribute reads.
+int precompiled_get() {
+  kreg::RegistryOptions options;
+  options.disk_cache = false;
+  options.warm_compiler = false;
+  kreg::Registry reg(options);
+  if (reg.arch().empty()) return 1;
+  const auto start = Clock::now();
+  const kreg::Kernel& k = reg.get("axpy_f32");
+  const double ms = since(start);
+  std::printf("precompiled-get %.3f (%s)\n", ms, kreg::to_string(k.binary().origin()));
+  return k.binary().origin() == kreg::Origin::Precompiled ? 0 : 1;
+}
+
 int first_launch() {
   const auto start = Clock::now();
   kreg::Registry reg(
@@ -132,6 +147,7 @@ int main(int argc, char** argv) {
     if (mode == "first-launch") return first_launch();
     if (mode == "disk" && argc > 2) return from_disk(argv[2]);
     if (mode == "precompiled") return from_precompiled();
+    if (mode == "precompiled-get") return precompiled_get();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -27,5 +27,6 @@ if [[ "${3:-}" == "--gpu" ]]; then
   "$bin" disk "$dir"
   rm -rf "$dir"
   run_mode "prewarm_all precompiled (GPU)" precompiled
+  run_mode "one get, precompiled (GPU)" precompiled-get
   "$bin" precompiled
 fi

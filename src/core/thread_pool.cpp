@@ -2,23 +2,28 @@
 
 #include "core/log.hpp"
 
+#include <algorithm>
 #include <latch>
 #include <string>
 #include <system_error>
 
 namespace kreg::core {
 
-ThreadPool::ThreadPool(std::size_t threads) {
-  if (threads == 0) threads = 1;
-  workers_.reserve(threads);
+ThreadPool::ThreadPool(std::size_t threads) : limit_(threads == 0 ? 1 : threads) {}
+
+bool ThreadPool::grow(std::size_t wanted) {
+  std::lock_guard lock(grow_mutex_);  // two prewarms may start at once
+  wanted = std::min(wanted, limit_);
   try {
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    while (workers_.size() < wanted) workers_.emplace_back([this] { work(); });
   } catch (const std::system_error&) {
     // Out of threads (a ulimit, a cgroup): work with those that started; with none,
     // run_all runs tasks on the caller's thread.
     log_write(LogLevel::Warn,
               "could not start every prewarm thread; using " + std::to_string(workers_.size()));
+    limit_ = workers_.size();
   }
+  return !workers_.empty();
 }
 
 ThreadPool::~ThreadPool() {
@@ -39,7 +44,7 @@ void ThreadPool::submit(std::function<void()> task) {
 }
 
 void ThreadPool::run_all(std::vector<std::function<void()>> tasks) {
-  if (workers_.empty()) {
+  if (!grow(tasks.size())) {
     for (auto& task : tasks) {
       try {
         task();

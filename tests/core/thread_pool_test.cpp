@@ -29,7 +29,21 @@ TEST(ThreadPool, ThrowingTaskDoesNotStopTheOthers) {
 
 TEST(ThreadPool, ZeroThreadsMeansOne) {
   ThreadPool pool(0);
+  std::atomic<int> ran{0};
+  pool.run_all(std::vector<std::function<void()>>(5, [&ran] { ++ran; }));
+  EXPECT_EQ(ran.load(), 5);
   EXPECT_EQ(pool.size(), 1u);
+}
+
+TEST(ThreadPool, StartsOnlyTheThreadsItsWorkNeeds) {
+  ThreadPool pool(8);
+  EXPECT_EQ(pool.size(), 0u);
+  std::atomic<int> ran{0};
+  pool.run_all(std::vector<std::function<void()>>(2, [&ran] { ++ran; }));
+  EXPECT_EQ(pool.size(), 2u);
+  pool.run_all(std::vector<std::function<void()>>(20, [&ran] { ++ran; }));
+  EXPECT_EQ(pool.size(), 8u);
+  EXPECT_EQ(ran.load(), 22);
 }
 
 }  // namespace

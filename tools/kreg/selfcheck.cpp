@@ -76,6 +76,7 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
   out["disk_hits"] = stats.disk_hits;
   out["compile_ms"] = stats.compile_ms;
   out["disk_ms"] = stats.disk_ms;
+  out["precompiled_hits"] = stats.precompiled_hits;
   if (json) {
     std::cout << out.dump(2) << "\n";
   } else {
@@ -83,7 +84,8 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
     std::cout << "\n"
               << ready << " of " << requests.size() << " kernels ready: " << stats.compiles
               << " compiled (" << fixed(stats.compile_ms, 1) << " ms), " << stats.disk_hits
-              << " from disk (" << fixed(stats.disk_ms, 1) << " ms)\n";
+              << " from disk (" << fixed(stats.disk_ms, 1) << " ms), " << stats.precompiled_hits
+              << " precompiled (" << fixed(stats.precompiled_ms, 2) << " ms)\n";
   }
   return ok ? 0 : 1;
 }
