@@ -81,3 +81,26 @@ TEST(Wire, HugeCountsDoNotAllocate) {
 
 }  // namespace
 }  // namespace kreg::compiler
+
+namespace kreg::compiler {
+namespace {
+
+// The disk and precompiled keys are this encoding: every field must change it.
+TEST(Wire, EveryFieldOfARequestChangesItsEncoding) {
+  const Request base = sample_request();
+  const std::string reference = encode(base);
+  std::vector<Request> variants(7, base);
+  variants[0].source = "extern \"C\" __global__ void k2() {}\n";
+  variants[1].arch = "sm_80";
+  variants[2].options = {"-minimal"};
+  variants[3].headers[0].text = "#pragma once\n// another kreg header version\n";
+  variants[4].headers.pop_back();
+  variants[5].name_expressions = {"fill<double>"};
+  variants[6].program_name = "other.cu";
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_NE(encode(variants[i]), reference) << i;
+  }
+}
+
+}  // namespace
+}  // namespace kreg::compiler
