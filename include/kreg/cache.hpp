@@ -22,11 +22,12 @@ struct CacheUsage {
 
 struct CacheVerify {
   std::size_t good = 0;
-  std::size_t bad = 0;  ///< unreadable, corrupt, misnamed or not safely ours
+  std::size_t bad = 0;      ///< unreadable, corrupt, misnamed or not safely ours
+  std::size_t removed = 0;  ///< of the bad ones, those `remove_bad` deleted
 };
 
-/// Each takes the folder (empty: the default one) and never throws for a missing or
-/// unusable folder: it reports `usable = false` or zero counts.
+/// Each takes the folder (empty: the default one), never creates it, and never throws for a
+/// missing or unusable folder: it reports `usable = false` or zero counts.
 CacheUsage cache_usage(const std::filesystem::path& dir = {});
 /// Removes every entry; returns how many.
 std::size_t cache_clear(const std::filesystem::path& dir = {});

@@ -92,8 +92,8 @@ class Registry {
   const Binary& compile(std::string_view name, const Constants& constants = {});
 
   /// Makes the named kernels ready in parallel and returns how many are. Unknown names are
-  /// skipped; failures are logged at debug level. Without a GPU (and with an explicit arch)
-  /// kernels are compiled but not loaded.
+  /// skipped; failures are logged at debug level. Without a GPU, or for another arch than the
+  /// GPU's, kernels are compiled but not loaded.
   std::size_t prewarm(const std::vector<std::string>& names, const ProgressCallback& progress = {});
   /// `prewarm({"a", "b"})`: without this overload a two-name list would also read as an
   /// iterator pair for the request form.
@@ -130,6 +130,8 @@ class Registry {
   SourceInfo source_info(std::string_view source) const;
   /// The compile target: options, `KREG_ARCH`, or the device's; empty if none is known.
   std::string arch() const;
+  /// The disk cache folder in use; empty when the disk cache is off or unusable.
+  std::filesystem::path cache_dir() const;
 
  private:
   std::unique_ptr<detail::RegistryImpl> impl_;

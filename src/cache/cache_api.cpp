@@ -7,7 +7,7 @@ namespace {
 
 cache::DiskCache open(const std::filesystem::path& dir) {
   return {dir.empty() ? cache::DiskCache::default_dir() : dir,
-          cache::DiskCache::default_max_bytes()};
+          cache::DiskCache::default_max_bytes(), false};
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ std::size_t cache_trim(const std::filesystem::path& dir, std::uint64_t target_by
 
 CacheVerify cache_verify(const std::filesystem::path& dir, bool remove_bad) {
   const auto v = open(dir).verify(remove_bad);
-  return {v.good, v.bad};
+  return {v.good, v.bad, v.removed};
 }
 
 }  // namespace kreg

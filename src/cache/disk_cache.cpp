@@ -61,13 +61,15 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
 std::uint64_t parse_bytes(const std::string& text) {
   try {
     std::size_t used = 0;
+    if (text.empty() || text.front() == '-') throw std::invalid_argument(text);
     const unsigned long long value = std::stoull(text, &used);
     std::string unit = text.substr(used);
     std::uint64_t scale = 1;
     if (unit == "K" || unit == "KiB") scale = 1ULL << 10;
     if (unit == "M" || unit == "MiB") scale = 1ULL << 20;
     if (unit == "G" || unit == "GiB") scale = 1ULL << 30;
-    if (unit.empty() || scale != 1) return value * scale;
+    const bool known = unit.empty() || scale != 1;
+    if (known && value > 0 && value <= UINT64_MAX / scale) return value * scale;
   } catch (const std::exception&) {
   }
   warn("KREG_CACHE_MAX_BYTES='" + text + "' is not a size; using 1 GiB");
@@ -78,7 +80,8 @@ std::uint64_t parse_bytes(const std::string& text) {
 // not ours) otherwise.
 std::optional<std::string> read_trusted(const fs::path& path, bool& refused, bool touch) {
   refused = false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO planted under an entry's name must not block a get forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     refused = errno == ELOOP;  // a symbolic link where an entry should be
     return std::nullopt;
@@ -127,13 +130,16 @@ std::vector<FileInfo> list(const fs::path& root, const char* suffix) {
 
 }  // namespace
 
-DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes)
+DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool create)
     : dir_(std::move(dir)),
       root_(dir_ / ("v" + std::to_string(kFormatVersion))),
       max_bytes_(max_bytes == 0 ? kDefaultMaxBytes : max_bytes) {
   std::string why;
+  std::error_code error;
   if (dir_.empty()) {
     why = "no cache folder (set KREG_CACHE_DIR or HOME)";
+  } else if (!create && !fs::is_directory(root_, error)) {
+    return;  // inspecting only: a folder that does not exist is just not usable
   } else if (prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why)) {
     usable_ = true;
     return;
@@ -209,11 +215,13 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
     }
     // fsync before rename: a crash must never publish an empty or partial entry.
     ok = ok && ::fsync(fd) == 0;
-    const int saved_errno = errno;
+    int error = ok ? 0 : errno;  // taken right after the call that failed
     if (fd >= 0) ::close(fd);
-    ok = ok && ::rename(temp.c_str(), final_path.c_str()) == 0;
+    if (ok && ::rename(temp.c_str(), final_path.c_str()) != 0) {
+      ok = false;
+      error = errno;
+    }
     if (!ok) {
-      const int error = fd < 0 ? errno : saved_errno;
       ::unlink(temp.c_str());
       if (!warned_write_.exchange(true)) {
         warn("cannot write " + final_path.string() + ": " + std::generic_category().message(error) +
@@ -236,7 +244,10 @@ void DiskCache::maybe_evict(std::uint64_t added) {
     now = approx_bytes_.fetch_add(static_cast<std::int64_t>(added)) +
           static_cast<std::int64_t>(added);
   }
-  if (static_cast<std::uint64_t>(now) > max_bytes_) trim(max_bytes_ - max_bytes_ / 10);
+  if (static_cast<std::uint64_t>(now) <= max_bytes_) return;
+  // One trim at a time per process: the others' stores need not wait for it, nor repeat it.
+  std::unique_lock lock(evict_mutex_, std::try_to_lock);
+  if (lock.owns_lock()) trim_locked(max_bytes_ - max_bytes_ / 10);
 }
 
 DiskCache::Usage DiskCache::usage() const {
@@ -252,6 +263,10 @@ DiskCache::Usage DiskCache::usage() const {
 std::size_t DiskCache::trim(std::uint64_t target_bytes) {
   if (!usable_) return 0;
   std::lock_guard lock(evict_mutex_);
+  return trim_locked(target_bytes);
+}
+
+std::size_t DiskCache::trim_locked(std::uint64_t target_bytes) {
   std::error_code error;
   // Temp files older than an hour belong to writers that died.
   const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
@@ -266,10 +281,10 @@ std::size_t DiskCache::trim(std::uint64_t target_bytes) {
   std::size_t removed = 0;
   for (const FileInfo& f : entries) {
     if (total <= target_bytes) break;
-    if (fs::remove(f.path, error)) {
-      total -= f.bytes;
-      ++removed;
-    }
+    // Gone either way: removed here, or by another process trimming at the same time (in
+    // which case counting it keeps this process from evicting a second, newer block).
+    if (fs::remove(f.path, error)) ++removed;
+    if (!error) total -= f.bytes;
   }
   approx_bytes_.store(static_cast<std::int64_t>(total));
   return removed;
@@ -292,7 +307,7 @@ DiskCache::Verify DiskCache::verify(bool remove_bad) {
       ++v.good;
     } else {
       ++v.bad;
-      if (remove_bad) fs::remove(f.path, error);
+      if (remove_bad && fs::remove(f.path, error)) ++v.removed;
     }
   }
   return v;

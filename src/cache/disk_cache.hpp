@@ -26,8 +26,9 @@ class DiskCache {
  public:
   static constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t{1} << 30;
 
-  // `max_bytes` 0 means kDefaultMaxBytes. The folder is created (0700) if missing.
-  DiskCache(std::filesystem::path dir, std::uint64_t max_bytes);
+  // `max_bytes` 0 means kDefaultMaxBytes. The folder is created (0700) if missing, unless
+  // `create` is false (for tools that only inspect a cache).
+  DiskCache(std::filesystem::path dir, std::uint64_t max_bytes, bool create = true);
 
   // KREG_CACHE_DIR, else $XDG_CACHE_HOME/kreg, else ~/.cache/kreg; empty if none is known.
   static std::filesystem::path default_dir();
@@ -55,7 +56,8 @@ class DiskCache {
   std::size_t clear();
   struct Verify {
     std::size_t good = 0;
-    std::size_t bad = 0;  // unreadable, corrupt, misnamed or refused
+    std::size_t bad = 0;      // unreadable, corrupt, misnamed or refused
+    std::size_t removed = 0;  // of the bad ones, with remove_bad
   };
   // Reads every entry; `remove_bad` deletes the bad ones.
   Verify verify(bool remove_bad);
@@ -63,6 +65,7 @@ class DiskCache {
  private:
   std::filesystem::path entry_path(std::string_view digest) const;
   void maybe_evict(std::uint64_t added);
+  std::size_t trim_locked(std::uint64_t target_bytes);
 
   std::filesystem::path dir_;   // the user's folder
   std::filesystem::path root_;  // dir_/v<format>

@@ -35,6 +35,9 @@ Result compile(const Request& request);
 
 // "13.0".
 std::string version();
+// The NVRTC library in use, precisely: its version, file, and the file's size and time. An
+// update that keeps the version number still changes it; disk-cache keys include it.
+std::string identity();
 // Targets NVRTC can compile to, e.g. {75, 80, 86, 89, 90, 100, 120}.
 std::vector<int> supported_archs();
 // The toolkit's include folder, for sources that include toolkit headers; empty if none

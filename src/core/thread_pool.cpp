@@ -16,12 +16,11 @@ bool ThreadPool::grow(std::size_t wanted) {
   wanted = std::min(wanted, limit_);
   try {
     while (workers_.size() < wanted) workers_.emplace_back([this] { work(); });
-  } catch (const std::system_error&) {
-    // Out of threads (a ulimit, a cgroup): work with those that started; with none,
-    // run_all runs tasks on the caller's thread.
+  } catch (const std::exception&) {
+    // Out of threads (a ulimit, a cgroup) or memory: work with those that started, and try
+    // again next time; with none, run_all runs the tasks on the caller's thread.
     log_write(LogLevel::Warn,
               "could not start every prewarm thread; using " + std::to_string(workers_.size()));
-    limit_ = workers_.size();
   }
   return !workers_.empty();
 }

@@ -23,11 +23,11 @@ class ThreadPool {
 
   // Threads started so far. Not synchronized with a concurrent run_all: for tests.
   std::size_t size() const noexcept { return workers_.size(); }
-  void submit(std::function<void()> task);
   // Runs every task on the pool and returns when all have finished.
   void run_all(std::vector<std::function<void()>> tasks);
 
  private:
+  void submit(std::function<void()> task);
   void work();
   // Starts threads up to min(wanted, limit); false if there are none at all.
   bool grow(std::size_t wanted);
@@ -36,8 +36,8 @@ class ThreadPool {
   std::condition_variable ready_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
-  std::mutex grow_mutex_;  // guards limit_ and workers_
-  std::size_t limit_;
+  std::mutex grow_mutex_;  // guards workers_ while it grows
+  const std::size_t limit_;
   std::vector<std::jthread> workers_;  // grown by the thread calling run_all only
 };
 

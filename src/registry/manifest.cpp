@@ -2,11 +2,15 @@
 
 #include <kreg/error.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <system_error>
 
 namespace kreg::registry {
 namespace {
@@ -25,18 +29,33 @@ void write_manifest(const std::filesystem::path& path, const std::vector<KernelR
   for (const KernelRequest& k : kernels) {
     json["kernels"].push_back({{"name", k.name}, {"constants", constants_key(k.constants)}});
   }
-  const std::filesystem::path temp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << json.dump(2) << '\n';
-    out.flush();
-    if (!out) fail(path, "cannot write " + temp.string());
+  const std::string text = json.dump(2) + "\n";
+  // A name of its own per writer (threads of one process too), fsync'ed before the rename:
+  // a reader sees the old manifest or the new one, never half of one, even after a crash.
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const std::filesystem::path temp =
+      path.string() + "." + std::to_string(::getpid()) + "." + std::to_string(rng()) + ".tmp";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail(path, "cannot write " + temp.string() + ": " + std::generic_category().message(errno));
+  std::size_t done = 0;
+  bool ok = true;
+  while (ok && done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
   }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) {
-    std::filesystem::remove(temp, error);
-    fail(path, "cannot write it: " + error.message());
+  ok = ok && ::fsync(fd) == 0;
+  int error = ok ? 0 : errno;
+  ::close(fd);
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    error = errno;
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    fail(path, "cannot write it: " + std::generic_category().message(error));
   }
 }
 
@@ -51,7 +70,10 @@ std::vector<KernelRequest> read_manifest(const std::filesystem::path& path) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, std::string("not JSON: ") + e.what());
   }
-  if (!json.is_object() || json.value("format", "") != "kreg-manifest") {
+  // Every field is type-checked before it is read: nlohmann's value() throws its own
+  // exceptions on a mistyped field, and a manifest is outside input.
+  if (!json.is_object() || !json.contains("format") || !json["format"].is_string() ||
+      json["format"].get<std::string>() != "kreg-manifest") {
     fail(path, "not a kreg manifest");
   }
   if (!json.contains("version") || !json["version"].is_number_integer() ||
@@ -66,7 +88,11 @@ std::vector<KernelRequest> read_manifest(const std::filesystem::path& path) {
     }
     KernelRequest request;
     request.name = item["name"].get<std::string>();
-    const auto constants = item.value("constants", std::string());
+    if (item.contains("constants") && !item["constants"].is_string()) {
+      fail(path, "kernel '" + request.name + "': constants must be a string");
+    }
+    const std::string constants =
+        item.contains("constants") ? item["constants"].get<std::string>() : std::string();
     try {
       request.constants = parse_constants(constants);
     } catch (const Error& e) {

@@ -106,7 +106,8 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
     }
   }
 
-  const bool load = device_present();
+  // Building for another arch than the GPU's (build-cache for a fleet) compiles only.
+  const bool load = can_load();
   std::size_t to_build = 0;
   for (const auto& item : groups) to_build += binaries_.find(item.first) ? 0 : 1;
   const bool pooled = use_workers(to_build);

@@ -92,5 +92,8 @@ SourceInfo Registry::source_info(std::string_view source) const {
 std::string Registry::arch() const {
   return impl_->arch();
 }
+std::filesystem::path Registry::cache_dir() const {
+  return impl_->cache_dir();
+}
 
 }  // namespace kreg

@@ -105,7 +105,7 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
         options_.cache_max_bytes != 0 ? options_.cache_max_bytes
                                       : cache::DiskCache::default_max_bytes());
     if (disk->usable()) disk_ = std::move(disk);
-    disk_salt_ = "kreg disk key 1; nvrtc " + compiler::version() + "\n";
+    disk_salt_ = "kreg disk key 2; " + compiler::identity() + "\n";
   }
   precompiled_ = options_.precompiled && core::env_flag("KREG_PRECOMPILED", true);
   precompiled_constants_ = core::env_flag("KREG_PRECOMPILED_CONSTANTS", true);
@@ -185,6 +185,24 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
   return registry::source_arch(source, std::move(arch));
 }
 
+namespace {
+
+bool disk_cacheable(const registry::Source& source, const compiler::Request& request) {
+  const std::string toolkit = compiler::toolkit_include_dir();
+  for (const std::string& option : request.options) {
+    if (option.rfind("--pre-include=kreg/", 0) == 0 || option == "-I" + toolkit) continue;
+    for (const char* include : {"-I", "--include-path", "-include", "--pre-include", "-isystem"}) {
+      if (option.rfind(include, 0) == 0) return false;
+    }
+  }
+  std::error_code error;
+  return std::all_of(source.includes.begin(), source.includes.end(), [&](const std::string& h) {
+    return !toolkit.empty() && std::filesystem::exists(std::filesystem::path(toolkit) / h, error);
+  });
+}
+
+}  // namespace
+
 std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
   const registry::Source& source = *r.source;
   const std::string arch = target_arch(source);
@@ -217,8 +235,13 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (auto hit = reuse(cache::find_precompiled(request_text), Origin::Precompiled, start))
       return hit;
   }
-  const std::string disk_key = disk_ ? disk_salt_ + request_text : std::string();
-  if (disk_) {
+  // The key holds the text of kreg's headers but not of other headers a source includes.
+  // Toolkit headers change only with the toolkit, and so with NVRTC's identity in the key;
+  // any other header (found through -I, say) could change under the same key, so such
+  // sources are never stored.
+  const bool disk_ok = disk_ && disk_cacheable(source, request);
+  const std::string disk_key = disk_ok ? disk_salt_ + request_text : std::string();
+  if (disk_ok) {
     const auto start = Clock::now();
     if (auto hit = reuse(disk_->load(disk_key), Origin::Disk, start)) return hit;
   }
@@ -252,7 +275,7 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
                         std::memory_order_relaxed);
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
-  if (disk_) disk_->store(disk_key, compiler::encode(result));
+  if (disk_ok) disk_->store(disk_key, compiler::encode(result));
   const double ms = result.milliseconds;
   return make_binary(r, key, arch, Origin::Compiled, std::move(result), ms);
 }
@@ -443,6 +466,20 @@ SourceInfo RegistryImpl::source_info(std::string_view name) const {
   info.options = source->options;
   info.arch_specific = source->arch_specific;
   return info;
+}
+
+std::filesystem::path RegistryImpl::cache_dir() const {
+  return disk_ ? disk_->dir() : std::filesystem::path();
+}
+
+bool RegistryImpl::can_load() {
+  if (!device_present()) return false;
+  if (options_.arch.empty()) return true;
+  std::lock_guard lock(device_mutex_);
+  // sm_90a and sm_90f load where sm_90 does.
+  std::string target = options_.arch;
+  while (!target.empty() && (target.back() == 'a' || target.back() == 'f')) target.pop_back();
+  return target == device_arch_;
 }
 
 std::string RegistryImpl::arch() {

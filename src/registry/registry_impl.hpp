@@ -88,6 +88,10 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   SourceInfo source_info(std::string_view name) const;
   void write_manifest(const std::filesystem::path& path) const;
   std::string arch();
+  std::filesystem::path cache_dir() const;
+  // Whether kernels built for the target can load on this registry's GPU (there is one, and
+  // the target is its arch): prewarm loads only then.
+  bool can_load();
 
  private:
   Resolved resolve(std::string_view name, const Constants& constants) const;

@@ -250,7 +250,9 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
             [](const ConstantDecl& a, const ConstantDecl& b) { return a.index < b.index; });
 }
 
-bool includes_only_kreg_headers(std::string_view code) {
+// The headers a source includes other than kreg's own, as written between <> or "".
+std::vector<std::string> other_includes(std::string_view code) {
+  std::vector<std::string> out;
   std::istringstream lines{std::string(code)};
   std::string line;
   while (std::getline(lines, line)) {
@@ -259,10 +261,11 @@ bool includes_only_kreg_headers(std::string_view code) {
     s = trim(s.substr(1));
     if (s.substr(0, 7) != "include") continue;
     s = trim(s.substr(7));
-    if (s.size() < 2) return false;
-    if (s.substr(1, 5) != "kreg/") return false;
+    const std::size_t close = s.size() < 2 ? std::string_view::npos : s.find_first_of(">\"", 1);
+    const std::string_view name = close == std::string_view::npos ? s : s.substr(1, close - 1);
+    if (name.substr(0, 5) != "kreg/") out.emplace_back(name);
   }
-  return true;
+  return out;
 }
 
 void add_entry(const std::string& source, std::vector<Entry>& entries, std::string_view spec) {
@@ -345,7 +348,8 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
   source.options.insert(source.options.end(), options.compile_options.begin(),
                         options.compile_options.end());
   read_constants(source.name, tokens, source.constants);
-  source.kreg_headers_only = includes_only_kreg_headers(code);
+  source.includes = other_includes(code);
+  source.kreg_headers_only = source.includes.empty();
 
   for (const Constants& constants : source.specializations) {
     try {

@@ -36,6 +36,7 @@ struct Source {
   std::vector<Constants> specializations;  // `// kreg:specialization 200:b1|300:i4`
   bool arch_specific = false;              // `// kreg:arch-specific`: compile for sm_XXa
   bool kreg_headers_only = true;           // includes nothing but <kreg/...>: -minimal is safe
+  std::vector<std::string> includes;       // every other header it includes, as written
   std::uint64_t id = 0;                    // unique per registration
 
   const ConstantDecl* find_constant(int index) const noexcept;

@@ -128,6 +128,30 @@ TEST_F(DiskCacheTest, GroupWritableOrLinkedEntriesAreRefused) {
   EXPECT_FALSE(cache.load("k").has_value());
 }
 
+TEST_F(DiskCacheTest, AFifoUnderAnEntrysNameDoesNotBlock) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  fs::remove(entry_file("k"));
+  ASSERT_EQ(::mkfifo(entry_file("k").c_str(), 0600), 0);
+  EXPECT_FALSE(cache.load("k").has_value());  // returns at once: no writer needed
+}
+
+TEST_F(DiskCacheTest, InspectingNeverCreatesTheFolder) {
+  DiskCache inspect(dir_, 0, false);
+  EXPECT_FALSE(inspect.usable());
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+TEST_F(DiskCacheTest, BadSizeSettingsFallBackToTheDefault) {
+  for (const char* bad : {"-1", "lots", "99999999999999999999G", "12X", "0"}) {
+    ::setenv("KREG_CACHE_MAX_BYTES", bad, 1);
+    EXPECT_EQ(DiskCache::default_max_bytes(), DiskCache::kDefaultMaxBytes) << bad;
+  }
+  ::setenv("KREG_CACHE_MAX_BYTES", "512M", 1);
+  EXPECT_EQ(DiskCache::default_max_bytes(), 512u << 20);
+  ::unsetenv("KREG_CACHE_MAX_BYTES");
+}
+
 TEST_F(DiskCacheTest, ForeignOwnedEntriesAreRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
   DiskCache cache(dir_, 0);
@@ -145,6 +169,7 @@ TEST_F(DiskCacheTest, VerifyFindsAndRemovesBadEntries) {
   EXPECT_EQ(v.good, 3u);
   EXPECT_EQ(v.bad, 2u);
   v = cache.verify(true);
+  EXPECT_EQ(v.removed, 2u);
   EXPECT_EQ(cache.verify(false).bad, 0u);
   EXPECT_EQ(cache.usage().entries, 3u);
   EXPECT_EQ(cache.clear(), 3u);

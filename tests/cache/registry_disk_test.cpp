@@ -97,6 +97,29 @@ TEST_F(RegistryDisk, KeysChangeWithEverythingThatShapesTheBinary) {
   EXPECT_EQ(compiles_for(with_disk(), specialized, {.ints = {{1, 5}}}), 0u);
 }
 
+TEST_F(RegistryDisk, SourcesWithHeadersOutsideTheKeyAreNeverStored) {
+  // A user header found through -I is not part of the key, so it must not be cached: an
+  // edit of it would otherwise be served the old binary.
+  const fs::path include = dir_.parent_path() / ("kreg_inc_" + std::to_string(::getpid()));
+  fs::create_directories(include);
+  std::ofstream(include / "mine.cuh") << "#pragma once\nconstexpr int kMine = 1;\n";
+  Registry reg(with_disk());
+  reg.register_source("user_header",
+                      "// kreg:options -I" + include.string() +
+                          "\n#include \"mine.cuh\"\n"
+                          "extern \"C\" __global__ void uses_mine(int* p) { p[0] = kMine; }");
+  reg.compile("uses_mine");
+  EXPECT_EQ(entries(), 0u);
+  // Toolkit headers change only with the toolkit, whose NVRTC identity is in the key.
+  reg.register_source(
+      "toolkit_header",
+      "#include <cuda_fp16.h>\n"
+      "extern \"C\" __global__ void half_one(__half* p) { p[0] = __float2half(1.f); }");
+  reg.compile("half_one");
+  EXPECT_EQ(entries(), 1u);
+  fs::remove_all(include);
+}
+
 TEST_F(RegistryDisk, CorruptEntriesAreRecompiledAndReplaced) {
   { Registry(with_disk()).compile("elementwise_add_f32"); }
   for (const auto& e : fs::recursive_directory_iterator(dir_)) {

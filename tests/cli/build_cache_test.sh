@@ -11,4 +11,11 @@ KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" -
 grep -q '"compiles": 0,' "$dir/later.json" || { echo "the later process compiled"; cat "$dir/later.json"; exit 1; }
 grep -q '"disk_hits": [1-9]' "$dir/later.json" || { echo "no disk hits"; cat "$dir/later.json"; exit 1; }
 "$kreg" cache verify --cache-dir "$dir/cache" --json | grep -q '"bad": 0'
+# Without a usable disk cache, build-cache must fail rather than ship nothing.
+if KREG_DISK_CACHE=0 "$kreg" build-cache --arch sm_90 --out "$dir/off" > /dev/null 2>&1; then
+  echo "build-cache succeeded with the disk cache off"; exit 1
+fi
+# Inspecting a folder that does not exist fails, and does not create it.
+if "$kreg" cache stats --cache-dir "$dir/typo" > /dev/null; then echo "stats of a missing folder succeeded"; exit 1; fi
+[[ ! -e "$dir/typo" ]] || { echo "cache stats created the folder"; exit 1; }
 echo "build-cache output served a later process with zero compiles"

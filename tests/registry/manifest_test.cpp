@@ -2,6 +2,7 @@
 #include "test_support.hpp"
 
 #include <fstream>
+#include <thread>
 
 namespace kreg {
 namespace {
@@ -30,6 +31,26 @@ TEST(Manifest, RecordAndReplayRoundTrip) {
   EXPECT_EQ(second.cached_count(), 3u);
 }
 
+TEST(Manifest, ConcurrentWritersNeverLeaveHalfAManifest) {
+  test::ScratchDir scratch("kreg_manifest_");
+  std::filesystem::create_directories(scratch.path());
+  const auto path = scratch.path() / "shared.json";
+  Registry reg(test::sm90_options());
+  reg.prewarm({"elementwise_add_f32", "axpy_f32"});
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 8; ++t) {
+    writers.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) reg.write_manifest(path);
+    });
+  }
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(read_manifest(path).size(), 2u);
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(scratch.path()))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1u);  // no temp file left behind
+}
+
 TEST(Manifest, UnknownNamesAreSkippedOnReplay) {
   test::ScratchDir scratch("kreg_manifest_");
   std::filesystem::create_directories(scratch.path());
@@ -56,6 +77,10 @@ TEST(Manifest, BadManifestsAreInvalidArguments) {
        "without a name"},
       {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"name": "k", "constants": "1:x"}]})",
        "not a constant set"},
+      {R"({"format": 1})", "not a kreg manifest"},
+      {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"name": "k", "constants": null}]})",
+       "constants must be a string"},
+      {R"({"format": "kreg-manifest", "version": "1", "kernels": []})", "unsupported version"},
   };
   for (const auto& c : cases) {
     const auto path = scratch.path() / "bad.json";

@@ -97,9 +97,13 @@ int prewarm(const PrewarmOptions& options) {
 
 int cache(const CacheOptions& options) {
   const auto& dir = options.common.cache_dir;
+  const CacheUsage before = cache_usage(dir);
   nlohmann::json json;
-  if (options.action == "stats") {
-    json = usage_json(cache_usage(dir));
+  if (!before.usable) {
+    json = usage_json(before);
+    json["error"] = "no usable cache folder at " + before.dir.string();
+  } else if (options.action == "stats") {
+    json = usage_json(before);
   } else if (options.action == "clear") {
     json["removed"] = cache_clear(dir);
   } else if (options.action == "trim") {
@@ -107,16 +111,19 @@ int cache(const CacheOptions& options) {
     json["after"] = usage_json(cache_usage(dir));
   } else if (options.action == "verify") {
     const CacheVerify v = cache_verify(dir, options.remove_bad);
-    json = {{"good", v.good}, {"bad", v.bad}, {"removed", options.remove_bad ? v.bad : 0}};
+    json = {{"good", v.good}, {"bad", v.bad}, {"removed", v.removed}};
   }
   if (options.common.json) {
     std::cout << json.dump(2) << "\n";
   } else {
     for (const auto& [key, value] : json.items()) std::cout << key << ": " << value.dump() << "\n";
   }
-  return options.action == "verify" && json["bad"].get<std::size_t>() > 0 && !options.remove_bad
-             ? 1
-             : 0;
+  if (!before.usable) return 1;
+  if (options.action == "verify") {
+    // Bad entries left behind are a failure; removed ones are not.
+    return json["bad"].get<std::size_t>() > json["removed"].get<std::size_t>() ? 1 : 0;
+  }
+  return 0;
 }
 
 int build_cache(const BuildCacheOptions& options) {
@@ -127,10 +134,18 @@ int build_cache(const BuildCacheOptions& options) {
   // Everything goes into the folder, so that it serves builds without this precompiled set.
   registry_options.precompiled = false;
   Registry reg(registry_options);
+  if (reg.cache_dir().empty()) {
+    // KREG_DISK_CACHE=0, or a folder that cannot be made or is not safely ours: building
+    // into memory only would ship nothing.
+    std::cerr << "kreg build-cache: cannot use " << options.out.string()
+              << " as a cache folder (see the warning above, or unset KREG_DISK_CACHE=0)\n";
+    return 1;
+  }
   std::vector<KernelRequest> requests = builtin_requests(reg);
-  std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
-  std::size_t from_manifest = 0;
-  if (!options.manifest.empty()) from_manifest = reg.prewarm_manifest(options.manifest);
+  std::vector<KernelRequest> listed;
+  if (!options.manifest.empty()) listed = read_manifest(options.manifest);
+  const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
+  const std::size_t from_manifest = reg.prewarm(listed);
   clear_progress(options.common.json);
   const Stats stats = reg.stats();
   const CacheUsage usage = cache_usage(options.out);
@@ -138,6 +153,7 @@ int build_cache(const BuildCacheOptions& options) {
                       {"builtin_ready", ready},
                       {"builtin_total", requests.size()},
                       {"manifest_ready", from_manifest},
+                      {"manifest_total", listed.size()},
                       {"compiles", stats.compiles},
                       {"disk_hits", stats.disk_hits},
                       {"cache", usage_json(usage)}};
@@ -149,7 +165,7 @@ int build_cache(const BuildCacheOptions& options) {
     std::cout << " for " << reg.arch() << " into " << usage.dir.string() << " (" << stats.compiles
               << " compiles, " << usage.entries << " entries, " << bytes_text(usage.bytes) << ")\n";
   }
-  return ready == requests.size() ? 0 : 1;
+  return ready == requests.size() && from_manifest == listed.size() ? 0 : 1;
 }
 
 int list(bool json) {

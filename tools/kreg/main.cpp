@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   } catch (const kreg::Error& e) {
     std::cerr << "kreg: " << kreg::to_string(e.code()) << ": " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "kreg: " << e.what() << "\n";
+    return 1;
   }
   return 0;
 }

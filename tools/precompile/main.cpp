@@ -35,6 +35,16 @@ std::string bytes_literal(const std::string& bytes) {
   return out + "'\\0'}";
 }
 
+// For a C++ string literal: source names come from file names.
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::vector<std::string> split_archs(const std::string& list) {
   std::vector<std::string> out;
   std::stringstream in(list);
@@ -111,8 +121,8 @@ int main(int argc, char** argv) {
   cpp += "constexpr PrecompiledEntry entries[] = {\n";
   for (std::size_t i = 0; i < built.size(); ++i) {
     const Built& b = built[i];
-    cpp += "    {\"" + b.digest + "\", \"" + b.source + "\", \"" + b.constants + "\", \"" + b.arch +
-           "\", std::string_view(payload_" + std::to_string(i) + ", " +
+    cpp += "    {\"" + b.digest + "\", \"" + escaped(b.source) + "\", \"" + b.constants + "\", \"" +
+           b.arch + "\", std::string_view(payload_" + std::to_string(i) + ", " +
            std::to_string(b.payload.size()) + ")},\n";
   }
   if (built.empty()) cpp += "    {},\n";
@@ -121,8 +131,22 @@ int main(int argc, char** argv) {
   cpp += built.empty() ? "  return {};\n" : "  return entries;\n";
   cpp += "}\n\n}  // namespace kreg::cache\n";
   const std::string temp = out_path + ".tmp";
-  std::ofstream(temp) << cpp;
-  std::filesystem::rename(temp, out_path);
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << cpp;
+    out.flush();
+    if (!out) {
+      std::fprintf(stderr, "kreg_precompile: cannot write %s\n", temp.c_str());
+      return 1;
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, out_path, error);
+  if (error) {
+    std::fprintf(stderr, "kreg_precompile: cannot write %s: %s\n", out_path.c_str(),
+                 error.message().c_str());
+    return 1;
+  }
   std::printf("kreg_precompile: %zu binaries for %s\n", built.size(), archs_text.c_str());
   return 0;
 }
