@@ -1,6 +1,7 @@
 #include "cache/disk_cache.hpp"
 
 #include "cache/entry.hpp"
+#include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/log.hpp"
 
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <random>
 #include <system_error>
 #include <vector>
 
@@ -200,29 +200,8 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
       return;
     }
     const std::string bytes = encode_entry(key, payload);
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    const fs::path temp =
-        root_ / "tmp" /
-        (digest + "." + std::to_string(::getpid()) + "." + std::to_string(rng()) + ".tmp");
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    bool ok = fd >= 0;
-    std::size_t done = 0;
-    while (ok && done < bytes.size()) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      ok = n > 0;
-      if (ok) done += static_cast<std::size_t>(n);
-    }
-    // fsync before rename: a crash must never publish an empty or partial entry.
-    ok = ok && ::fsync(fd) == 0;
-    int error = ok ? 0 : errno;  // taken right after the call that failed
-    if (fd >= 0) ::close(fd);
-    if (ok && ::rename(temp.c_str(), final_path.c_str()) != 0) {
-      ok = false;
-      error = errno;
-    }
-    if (!ok) {
-      ::unlink(temp.c_str());
+    const int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    if (error != 0) {
       if (!warned_write_.exchange(true)) {
         warn("cannot write " + final_path.string() + ": " + std::generic_category().message(error) +
              "; caching in memory only");

@@ -1,14 +1,12 @@
 #include "registry/manifest.hpp"
 
+#include "core/atomic_file.hpp"
+
 #include <kreg/error.hpp>
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <system_error>
 
@@ -30,31 +28,8 @@ void write_manifest(const std::filesystem::path& path, const std::vector<KernelR
     json["kernels"].push_back({{"name", k.name}, {"constants", constants_key(k.constants)}});
   }
   const std::string text = json.dump(2) + "\n";
-  // A name of its own per writer (threads of one process too), fsync'ed before the rename:
-  // a reader sees the old manifest or the new one, never half of one, even after a crash.
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  const std::filesystem::path temp =
-      path.string() + "." + std::to_string(::getpid()) + "." + std::to_string(rng()) + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    fail(path, "cannot write " + temp.string() + ": " + std::generic_category().message(errno));
-  std::size_t done = 0;
-  bool ok = true;
-  while (ok && done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  int error = ok ? 0 : errno;
-  ::close(fd);
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    error = errno;
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  if (const int error = core::write_atomically(path, text, dir, 0644); error != 0) {
     fail(path, "cannot write it: " + std::generic_category().message(error));
   }
 }
