@@ -68,32 +68,9 @@ int with_kreg(bool warm, int other_work_ms) {
   return 0;
 }
 
-// A fresh process with a warm disk cache (filled by an earlier run of this mode): the
-// driver is started first, then every built-in is prewarmed from disk and loaded.
-int from_disk(const char* dir) {
-  kreg::RegistryOptions options;
-  options.cache_dir = dir;
-  options.precompiled = false;
-  options.warm_compiler = false;
-  kreg::Registry reg(options);
-  if (reg.arch().empty()) return 1;  // needs a GPU: starts the driver outside the clock
-  const auto start = Clock::now();
-  const kreg::PrewarmReport report = reg.prewarm_all();
-  const double ms = since(start);
-  const kreg::Stats s = reg.stats();
-  const double per_kernel = ms / static_cast<double>(report.warmed);
-  std::printf("disk %.2f (%zu kernels, %.3f ms each; %llu disk hits, %llu compiles)\n", ms,
-              report.warmed, per_kernel, static_cast<unsigned long long>(s.disk_hits),
-              static_cast<unsigned long long>(s.compiles));
-  return report.failures.empty() ? 0 : 1;
-}
-
-// A fresh process served from the embedded precompiled set (disk cache off): the driver is
-// started first, then every built-in is taken and loaded.
-int from_precompiled() {
-  kreg::RegistryOptions options;
-  options.disk_cache = false;
-  options.warm_compiler = false;
+// prewarm_all of the built-ins in a fresh process, the driver started before the clock.
+// Prints "<label> <ms> (...)" with the hits of each origin and the compiles.
+int time_prewarm_all(const char* label, const kreg::RegistryOptions& options) {
   kreg::Registry reg(options);
   if (reg.arch().empty()) return 1;
   const auto start = Clock::now();
@@ -101,11 +78,30 @@ int from_precompiled() {
   const double ms = since(start);
   const kreg::Stats s = reg.stats();
   std::printf(
-      "precompiled %.2f (%zu kernels, %.3f ms each; %llu precompiled hits, %llu compiles)\n", ms,
-      report.warmed, ms / static_cast<double>(report.warmed),
+      "%s %.2f (%zu kernels, %.3f ms each; %llu disk hits, %llu precompiled hits, %llu "
+      "compiles)\n",
+      label, ms, report.warmed, ms / static_cast<double>(report.warmed),
+      static_cast<unsigned long long>(s.disk_hits),
       static_cast<unsigned long long>(s.precompiled_hits),
       static_cast<unsigned long long>(s.compiles));
   return report.failures.empty() ? 0 : 1;
+}
+
+// From a warm disk cache in DIR (filled by an earlier run of this mode).
+int from_disk(const char* dir) {
+  kreg::RegistryOptions options;
+  options.cache_dir = dir;
+  options.precompiled = false;
+  options.warm_compiler = false;
+  return time_prewarm_all("disk", options);
+}
+
+// From the embedded precompiled set, with the disk cache off.
+int from_precompiled() {
+  kreg::RegistryOptions options;
+  options.disk_cache = false;
+  options.warm_compiler = false;
+  return time_prewarm_all("precompiled", options);
 }
 
 // One `get` of a built-in from the precompiled set in a fresh process, the driver started
