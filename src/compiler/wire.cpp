@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::uint32_t kRequestMagic = 0x5752474b;  // "KGRW"
 constexpr std::uint32_t kResultMagic = 0x5252474b;   // "KGRR"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kMaxFrame = std::uint64_t{1} << 32;  // 4 GiB: nothing real comes close
 
 class Writer {

@@ -23,6 +23,14 @@ int main() {
   // A vanished parent is an error return, not a kill; its closed socket ends the loop.
   std::signal(SIGPIPE, SIG_IGN);
   std::string payload;
+  // The first frame is the parent's NVRTC identity. A worker with another NVRTC would build
+  // binaries the parent then caches under its own identity: such a worker leaves at once,
+  // and the parent compiles in-process.
+  if (!kreg::compiler::read_frame(STDIN_FILENO, payload)) return 1;
+  if (payload != kreg::compiler::identity()) {
+    std::fputs("kreg-nvrtc-worker: the registry uses another NVRTC; exiting\n", stderr);
+    return 3;
+  }
   while (kreg::compiler::read_frame(STDIN_FILENO, payload)) {
     auto request = kreg::compiler::decode_request(payload);
     if (!request) {

@@ -27,8 +27,12 @@ bool executable(const std::string& path) {
 
 }  // namespace
 
-WorkerPool::WorkerPool(std::string executable, std::size_t size, int timeout_ms)
-    : executable_(std::move(executable)), size_(size == 0 ? 1 : size), timeout_ms_(timeout_ms) {}
+WorkerPool::WorkerPool(std::string executable, std::size_t size, int timeout_ms,
+                       std::string identity)
+    : executable_(std::move(executable)),
+      size_(size == 0 ? 1 : size),
+      timeout_ms_(timeout_ms),
+      identity_(identity.empty() ? compiler::identity() : std::move(identity)) {}
 
 WorkerPool::~WorkerPool() {
   std::lock_guard lock(mutex_);
@@ -82,7 +86,14 @@ std::optional<WorkerPool::Worker> WorkerPool::spawn() {
     ::close(fds[0]);
     return std::nullopt;
   }
-  return Worker{pid, fds[0]};
+  const Worker worker{pid, fds[0]};
+  // The handshake: a worker with another NVRTC exits on reading it, and the first request
+  // then fails, which retires it.
+  if (!write_frame(worker.fd, identity_)) {
+    stop(worker);
+    return std::nullopt;
+  }
+  return worker;
 }
 
 void WorkerPool::stop(Worker worker) noexcept {

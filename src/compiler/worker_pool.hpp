@@ -21,7 +21,11 @@ class WorkerPool {
  public:
   // A worker that takes longer than `timeout_ms` to answer one request is retired (NVRTC
   // itself never takes that long; a worker stuck that long is broken).
-  WorkerPool(std::string executable, std::size_t size, int timeout_ms = 600'000);
+  //
+  // `identity` is the NVRTC identity workers must have (compiler::identity() by default); a
+  // worker with another one refuses to start.
+  WorkerPool(std::string executable, std::size_t size, int timeout_ms = 600'000,
+             std::string identity = {});
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -50,6 +54,7 @@ class WorkerPool {
   std::string executable_;
   std::size_t size_;
   int timeout_ms_;
+  std::string identity_;
   mutable std::mutex mutex_;
   std::condition_variable idle_ready_;
   std::vector<Worker> idle_;

@@ -113,6 +113,13 @@ TEST(WorkerPool, AWorkerThatNeverAnswersIsRetiredAfterTheTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+TEST(WorkerPool, AWorkerWithAnotherNvrtcRefusesToServe) {
+  WorkerPool mismatched(worker(), 1, 600'000, "nvrtc 0.0 /elsewhere/libnvrtc.so 1 1");
+  EXPECT_FALSE(mismatched.compile(trivial()).has_value());
+  WorkerPool matched(worker(), 1);
+  EXPECT_TRUE(matched.compile(trivial()).has_value());
+}
+
 TEST(WorkerPool, EnvironmentOverridesTheExecutable) {
   const std::string fake = script("kreg_fake_worker.sh", "exit 0");
   ::setenv("KREG_COMPILE_WORKER", fake.c_str(), 1);
