@@ -213,7 +213,7 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
 
   // The whole request (source, every kreg header's text, options, constants header, arch,
   // name expressions) is what shapes the binary: the precompiled set is keyed by it, and the
-  // disk cache by it and NVRTC's version.
+  // disk cache by it and NVRTC's identity (see disk_salt_).
   const std::string request_text = compiler::encode(request);
   auto reuse = [&](std::optional<std::string> payload, Origin origin,
                    Clock::time_point start) -> std::shared_ptr<const Binary> {

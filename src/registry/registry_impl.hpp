@@ -117,7 +117,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   RegistryOptions options_;
   bool nvtx_ = false;
   std::unique_ptr<cache::DiskCache> disk_;  // null when off or unusable
-  std::string disk_salt_;                   // NVRTC version: part of every disk key
+  std::string disk_salt_;                   // NVRTC identity: part of every disk key
   bool precompiled_ = true;                 // RegistryOptions::precompiled, KREG_PRECOMPILED
   bool precompiled_constants_ = true;       // KREG_PRECOMPILED_CONSTANTS
 
