@@ -114,6 +114,8 @@ class Registry {
   /// and with each listed specialization. Sources that need constants and list no
   /// specialization are skipped.
   PrewarmReport prewarm_all(const ProgressCallback& progress = {});
+  /// The requests `prewarm_all` would make, in source order.
+  std::vector<KernelRequest> prewarm_all_requests() const;
 
   /// Whether `get(name, constants)` would be served without compiling.
   bool is_cached(std::string_view name, const Constants& constants = {}) const;

@@ -146,18 +146,23 @@ std::vector<int> supported_archs() {
 }
 
 std::string toolkit_include_dir() {
-  namespace fs = std::filesystem;
-  std::vector<std::string> candidates;
-  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (auto root = core::env_string(variable)) candidates.push_back(*root + "/include");
-  }
-  candidates.emplace_back(KREG_CUDA_INCLUDE_DIR);
-  candidates.emplace_back("/usr/local/cuda/include");
-  std::error_code error;
-  for (const std::string& dir : candidates) {
-    if (fs::exists(fs::path(dir) / "cuda_runtime.h", error)) return dir;
-  }
-  return {};
+  // Probed once: every compile of a source with toolkit headers asks, and the answer does
+  // not change while the process runs.
+  static const std::string dir = [] {
+    namespace fs = std::filesystem;
+    std::vector<std::string> candidates;
+    for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (auto root = core::env_string(variable)) candidates.push_back(*root + "/include");
+    }
+    candidates.emplace_back(KREG_CUDA_INCLUDE_DIR);
+    candidates.emplace_back("/usr/local/cuda/include");
+    std::error_code error;
+    for (const std::string& candidate : candidates) {
+      if (fs::exists(fs::path(candidate) / "cuda_runtime.h", error)) return candidate;
+    }
+    return std::string();
+  }();
+  return dir;
 }
 
 }  // namespace kreg::compiler

@@ -41,7 +41,8 @@ std::string identity();
 // Targets NVRTC can compile to, e.g. {75, 80, 86, 89, 90, 100, 120}.
 std::vector<int> supported_archs();
 // The toolkit's include folder, for sources that include toolkit headers; empty if none
-// is found.
+// is found. Looked up once per process (CUDA_HOME, CUDA_PATH, the build's toolkit,
+// /usr/local/cuda).
 std::string toolkit_include_dir();
 
 }  // namespace kreg::compiler

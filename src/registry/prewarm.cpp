@@ -139,25 +139,27 @@ std::size_t RegistryImpl::prewarm(const std::vector<KernelRequest>& requests,
   return ready;
 }
 
-PrewarmReport RegistryImpl::prewarm_all(const ProgressCallback& progress) {
-  PrewarmReport report;
+std::vector<KernelRequest> RegistryImpl::prewarm_all_requests(std::size_t* skipped) const {
   std::vector<KernelRequest> requests;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [name, source] : sources_) {
-      const bool plain = !source->needs_constants();
-      if (!plain && source->specializations.empty()) {
-        core::log_write(core::LogLevel::Debug, "prewarm_all skips source '" + name +
-                                                   "': it needs constants and lists none");
-        report.skipped += source->entries.size();
-        continue;
-      }
-      for (const registry::Entry& entry : source->entries) {
-        if (plain) requests.push_back({entry.name, {}});
-        for (const Constants& c : source->specializations) requests.push_back({entry.name, c});
-      }
+  std::lock_guard lock(mutex_);
+  for (const auto& [name, source] : sources_) {
+    const std::vector<Constants> sets = source->prewarm_sets();
+    if (sets.empty()) {
+      core::log_write(core::LogLevel::Debug,
+                      "prewarm_all skips source '" + name + "': it needs constants and lists none");
+      if (skipped != nullptr) *skipped += source->entries.size();
+      continue;
+    }
+    for (const registry::Entry& entry : source->entries) {
+      for (const Constants& c : sets) requests.push_back({entry.name, c});
     }
   }
+  return requests;
+}
+
+PrewarmReport RegistryImpl::prewarm_all(const ProgressCallback& progress) {
+  PrewarmReport report;
+  const std::vector<KernelRequest> requests = prewarm_all_requests(&report.skipped);
   report.failures = prewarm_items(requests, progress, report.warmed);
   return report;
 }

@@ -67,6 +67,10 @@ PrewarmReport Registry::prewarm_all(const ProgressCallback& progress) {
   return impl_->prewarm_all(progress);
 }
 
+std::vector<KernelRequest> Registry::prewarm_all_requests() const {
+  return impl_->prewarm_all_requests();
+}
+
 bool Registry::is_cached(std::string_view name, const Constants& constants) const {
   return impl_->is_cached(name, constants);
 }

@@ -2,7 +2,6 @@
 
 #include "cache/disk_cache.hpp"
 #include "cache/precompiled.hpp"
-#include "compiler/constant_values.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "compiler/wire.hpp"
 #include "compiler/worker_pool.hpp"

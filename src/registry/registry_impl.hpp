@@ -78,6 +78,8 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
 
   std::size_t prewarm(const std::vector<KernelRequest>& requests, const ProgressCallback& progress);
   PrewarmReport prewarm_all(const ProgressCallback& progress);
+  // What prewarm_all warms; adds the entries of sources it must skip to `skipped`.
+  std::vector<KernelRequest> prewarm_all_requests(std::size_t* skipped = nullptr) const;
 
   bool is_cached(std::string_view name, const Constants& constants) const;
   std::size_t cached_count() const;

@@ -334,6 +334,13 @@ bool Source::needs_constants() const noexcept {
                      [](const ConstantDecl& d) { return !d.has_default; });
 }
 
+std::vector<Constants> Source::prewarm_sets() const {
+  std::vector<Constants> sets;
+  if (!needs_constants()) sets.emplace_back();
+  sets.insert(sets.end(), specializations.begin(), specializations.end());
+  return sets;
+}
+
 Source parse_source(std::string name, std::string text, const SourceOptions& options) {
   if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: a source needs a name");
   if (text.empty()) malformed(name, "the text is empty");

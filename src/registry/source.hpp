@@ -41,6 +41,9 @@ struct Source {
 
   const ConstantDecl* find_constant(int index) const noexcept;
   bool needs_constants() const noexcept;  // declares a constant without a default
+  // The constant sets worth building ahead: none (if no constant is required) and each
+  // listed specialization. Used by prewarm_all and by the build-time precompiler alike.
+  std::vector<Constants> prewarm_sets() const;
 };
 
 // Reads a source's text. Throws InvalidArgument, naming the source, for anything malformed.

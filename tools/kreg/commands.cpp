@@ -80,7 +80,7 @@ int prewarm(const PrewarmOptions& options) {
     return 2;
   }
   std::vector<KernelRequest> requests;
-  if (options.all) requests = builtin_requests(reg);
+  if (options.all) requests = reg.prewarm_all_requests();
   for (const std::string& name : options.names) {
     const auto bar = name.find('|');
     requests.push_back({name.substr(0, bar), bar == std::string::npos
@@ -141,7 +141,7 @@ int build_cache(const BuildCacheOptions& options) {
               << " as a cache folder (see the warning above, or unset KREG_DISK_CACHE=0)\n";
     return 1;
   }
-  std::vector<KernelRequest> requests = builtin_requests(reg);
+  std::vector<KernelRequest> requests = reg.prewarm_all_requests();
   std::vector<KernelRequest> listed;
   if (!options.manifest.empty()) listed = read_manifest(options.manifest);
   const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));

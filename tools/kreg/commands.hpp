@@ -50,10 +50,6 @@ int cache(const CacheOptions& options);
 int build_cache(const BuildCacheOptions& options);
 int list(bool json);
 
-// Every built-in entry, with constants where a source needs them (its listed
-// specializations).
-std::vector<KernelRequest> builtin_requests(const Registry& reg);
-
 // A progress bar on stderr when it is a terminal and the output is not JSON.
 ProgressCallback progress_printer(bool json);
 void clear_progress(bool json);

@@ -127,7 +127,7 @@ std::vector<GpuCheck> run_gpu_checks(Registry& reg) {
   };
   std::mt19937 rng(2026);
   std::vector<GpuCheck> results;
-  for (const KernelRequest& request : builtin_requests(reg)) {
+  for (const KernelRequest& request : reg.prewarm_all_requests()) {
     GpuCheck result;
     result.label = kernel_label(request.name, request.constants);
     auto it = checks.find(request.name);

@@ -10,20 +10,6 @@
 
 namespace kreg::cli {
 
-std::vector<KernelRequest> builtin_requests(const Registry& reg) {
-  std::vector<KernelRequest> requests;
-  for (const std::string& name : reg.source_names()) {
-    const SourceInfo info = reg.source_info(name);
-    bool plain = true;
-    for (const ConstantInfo& c : info.constants) plain = plain && c.has_default;
-    for (const std::string& entry : info.entries) {
-      if (plain) requests.push_back({entry, {}});
-      for (const Constants& c : info.specializations) requests.push_back({entry, c});
-    }
-  }
-  return requests;
-}
-
 ProgressCallback progress_printer(bool json) {
   if (json || isatty(STDERR_FILENO) == 0) return {};
   auto mutex = std::make_shared<std::mutex>();
@@ -95,7 +81,7 @@ namespace {
 int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptions& options,
                    const std::string& note) {
   Registry reg(registry_options);
-  const std::vector<KernelRequest> requests = builtin_requests(reg);
+  const std::vector<KernelRequest> requests = reg.prewarm_all_requests();
   const bool json = options.common.json;
   const std::size_t ready = reg.prewarm(requests, progress_printer(json));
   clear_progress(json);

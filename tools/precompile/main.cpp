@@ -83,9 +83,7 @@ int main(int argc, char** argv) {
       text << in.rdbuf();
       const kreg::registry::Source source =
           kreg::registry::parse_source(file.stem().string(), text.str(), {});
-      std::vector<kreg::Constants> sets = source.specializations;
-      if (!source.needs_constants()) sets.insert(sets.begin(), kreg::Constants{});
-      for (const kreg::Constants& constants : sets) {
+      for (const kreg::Constants& constants : source.prewarm_sets()) {
         for (const std::string& target : split_archs(archs_text)) {
           const std::string arch = kreg::registry::source_arch(source, target);
           std::string storage;
