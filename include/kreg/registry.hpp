@@ -77,6 +77,7 @@ class Registry {
 
   /// Adds a source, or replaces the source of the same name. Replacing drops every cached
   /// kernel and binary built from the old text (references already handed out stay valid).
+  /// Registering the same text, entries and options again changes nothing.
   /// Throws `InvalidArgument` for an empty name, a source without entries, a malformed
   /// constant declaration, or an entry name that another source already declares.
   void register_source(std::string name, std::string text, const SourceOptions& options = {});

@@ -118,6 +118,25 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
 
 RegistryImpl::~RegistryImpl() = default;
 
+namespace {
+
+// Registering a source again with the same text, entries and options changes nothing, so
+// it keeps what was built from it (a custom kernel re-registers its source per object).
+bool same_content(const registry::Source& a, const registry::Source& b) {
+  if (a.text != b.text || a.options != b.options || a.entries.size() != b.entries.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.entries.size(); ++i) {
+    if (a.entries[i].name != b.entries[i].name ||
+        a.entries[i].expression != b.entries[i].expression) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void RegistryImpl::register_source(std::string name, std::string text,
                                    const SourceOptions& options) {
   auto source = std::make_shared<registry::Source>(
@@ -132,6 +151,7 @@ void RegistryImpl::register_source(std::string name, std::string text,
                       "', which source '" + owner->second->name + "' already declares");
     }
   }
+  if (old != sources_.end() && same_content(*old->second, *source)) return;
   source->id = next_source_id_++;
   if (old != sources_.end()) {
     const std::uint64_t old_id = old->second->id;
@@ -189,14 +209,19 @@ namespace {
 bool disk_cacheable(const registry::Source& source, const compiler::Request& request) {
   const std::string toolkit = compiler::toolkit_include_dir();
   for (const std::string& option : request.options) {
-    if (option.rfind("--pre-include=kreg/", 0) == 0 || option == "-I" + toolkit) continue;
+    if (option.rfind("--pre-include=kreg/", 0) == 0 || option == "-I" + toolkit ||
+        option == "-I" + toolkit + "/cccl") {
+      continue;
+    }
     for (const char* include : {"-I", "--include-path", "-include", "--pre-include", "-isystem"}) {
       if (option.rfind(include, 0) == 0) return false;
     }
   }
   std::error_code error;
   return std::all_of(source.includes.begin(), source.includes.end(), [&](const std::string& h) {
-    return !toolkit.empty() && std::filesystem::exists(std::filesystem::path(toolkit) / h, error);
+    const std::filesystem::path root(toolkit);
+    return !toolkit.empty() && (std::filesystem::exists(root / h, error) ||
+                                std::filesystem::exists(root / "cccl" / h, error));
   });
 }
 

@@ -4,8 +4,21 @@
 #include "core/embedded.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace kreg::registry {
+namespace {
+
+// The toolkit's headers; CUDA 13 keeps libcu++ (<cuda/std/...>) in a folder of its own.
+void add_toolkit_includes(std::vector<std::string>& options) {
+  const std::string dir = compiler::toolkit_include_dir();
+  if (dir.empty()) return;
+  options.push_back("-I" + dir);
+  std::error_code error;
+  if (std::filesystem::is_directory(dir + "/cccl", error)) options.push_back("-I" + dir + "/cccl");
+}
+
+}  // namespace
 
 std::string source_arch(const Source& source, std::string arch) {
   if (source.arch_specific && !arch.empty() && arch.back() != 'a') {
@@ -37,8 +50,8 @@ compiler::Request make_request(const Source& source, const std::vector<core::Con
   if (source.kreg_headers_only) {
     // Leaves out the runtime's implicit declarations: half of a small compile.
     request.options.emplace_back("-minimal");
-  } else if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
-    request.options.push_back("-I" + dir);
+  } else {
+    add_toolkit_includes(request.options);
   }
   request.options.insert(request.options.end(), global_options.begin(), global_options.end());
   request.options.insert(request.options.end(), source.options.begin(), source.options.end());
@@ -55,9 +68,7 @@ compiler::Result compile_with_fallback(
   const auto minimal = std::find(request.options.begin(), request.options.end(), "-minimal");
   if (result.ok || minimal == request.options.end()) return result;
   request.options.erase(minimal);
-  if (std::string dir = compiler::toolkit_include_dir(); !dir.empty()) {
-    request.options.push_back("-I" + dir);
-  }
+  add_toolkit_includes(request.options);
   return run(request);
 }
 
