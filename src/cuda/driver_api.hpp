@@ -30,6 +30,30 @@ struct DriverApi {
   decltype(&::cuKernelGetAttribute) cuKernelGetAttribute = nullptr;
   decltype(&::cuKernelGetParamInfo) cuKernelGetParamInfo = nullptr;  // may be absent
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
+  // Arrays and custom kernels: streams, events, stream-ordered memory.
+  decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;
+  decltype(&::cuCtxPopCurrent) cuCtxPopCurrent = nullptr;
+  decltype(&::cuCtxSynchronize) cuCtxSynchronize = nullptr;
+  decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
+  decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
+  decltype(&::cuStreamWaitEvent) cuStreamWaitEvent = nullptr;
+  decltype(&::cuEventCreate) cuEventCreate = nullptr;
+  decltype(&::cuEventDestroy) cuEventDestroy = nullptr;
+  decltype(&::cuEventRecord) cuEventRecord = nullptr;
+  decltype(&::cuMemPoolCreate) cuMemPoolCreate = nullptr;
+  decltype(&::cuMemPoolDestroy) cuMemPoolDestroy = nullptr;
+  decltype(&::cuMemPoolSetAttribute) cuMemPoolSetAttribute = nullptr;
+  decltype(&::cuMemAllocFromPoolAsync) cuMemAllocFromPoolAsync = nullptr;
+  decltype(&::cuMemFreeAsync) cuMemFreeAsync = nullptr;
+  decltype(&::cuMemcpyHtoDAsync) cuMemcpyHtoDAsync = nullptr;
+  decltype(&::cuMemcpyDtoHAsync) cuMemcpyDtoHAsync = nullptr;
+  decltype(&::cuMemsetD8Async) cuMemsetD8Async = nullptr;
+  decltype(&::cuMemsetD16Async) cuMemsetD16Async = nullptr;
+  decltype(&::cuMemsetD32Async) cuMemsetD32Async = nullptr;
+  decltype(&::cuMemsetD2D32Async) cuMemsetD2D32Async = nullptr;
+  decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;
+  decltype(&::cuKernelSetAttribute) cuKernelSetAttribute = nullptr;
   int version = 0;  // cuDriverGetVersion, e.g. 13000
 };
 

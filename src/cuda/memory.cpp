@@ -1,0 +1,263 @@
+#include "cuda/memory.hpp"
+
+#include "core/log.hpp"
+#include "cuda/context.hpp"
+#include "cuda/driver_api.hpp"
+
+#include <array>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kreg::cuda {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+// One pool per GPU, kept for the life of the process (buffers may be freed during static
+// destruction). Its own pool rather than the device's default one, so that its release
+// threshold can be raised without changing the default pool other libraries share: with
+// the default threshold of zero, every synchronization hands freed memory back to the OS,
+// and the next allocation pays to map it again.
+CUmemoryPool pool_for(int device) {
+  static std::mutex mutex;
+  static std::array<CUmemoryPool, kMaxDevices> pools{};
+  std::lock_guard lock(mutex);
+  if (pools[device] != nullptr) return pools[device];
+  const DriverApi& api = driver();
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  check(api.cuMemPoolCreate(&pool, &props), ErrorCode::CudaError, "cuMemPoolCreate");
+  cuuint64_t threshold = std::numeric_limits<cuuint64_t>::max();
+  check(api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+        ErrorCode::CudaError, "cuMemPoolSetAttribute");
+  pools[device] = pool;
+  return pool;
+}
+
+// Released buffers kept per (device, stream, size) for the next allocation there. Bounded
+// per stream, so a program that churns through many sizes does not hoard memory.
+class ReuseCache {
+ public:
+  static constexpr std::size_t kPerStream = 64;
+
+  std::uint64_t take(int device, void* stream, std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(Key{device, stream, bytes});
+    if (it == blocks_.end() || it->second.empty()) return 0;
+    const std::uint64_t address = it->second.back();
+    it->second.pop_back();
+    --counts_[{device, stream}];
+    return address;
+  }
+  // False when the stream already holds its share: the caller frees the block.
+  bool keep(int device, void* stream, std::size_t bytes, std::uint64_t address) {
+    std::lock_guard lock(mutex_);
+    std::size_t& count = counts_[{device, stream}];
+    if (count >= kPerStream) return false;
+    blocks_[Key{device, stream, bytes}].push_back(address);
+    ++count;
+    return true;
+  }
+  std::vector<std::uint64_t> drop(int device, void* stream) {
+    std::lock_guard lock(mutex_);
+    std::vector<std::uint64_t> out;
+    for (auto it = blocks_.begin(); it != blocks_.end();) {
+      if (it->first.device == device && it->first.stream == stream) {
+        out.insert(out.end(), it->second.begin(), it->second.end());
+        it = blocks_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    counts_.erase({device, stream});
+    return out;
+  }
+
+ private:
+  struct Key {
+    int device;
+    void* stream;
+    std::size_t bytes;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      return std::hash<void*>()(k.stream) ^ (k.bytes * 0x9e3779b97f4a7c15ULL) ^
+             static_cast<std::size_t>(k.device);
+    }
+  };
+  std::mutex mutex_;
+  std::unordered_map<Key, std::vector<std::uint64_t>, KeyHash> blocks_;
+  std::map<std::pair<int, void*>, std::size_t> counts_;
+};
+
+ReuseCache& reuse_cache() {
+  // Never destroyed: buffers are released during static destruction too.
+  static auto* const cache = new ReuseCache();
+  return *cache;
+}
+
+void warn(const char* what, CUresult result) noexcept {
+  try {
+    core::log_write(core::LogLevel::Warn, std::string(what) + " failed: " + describe(result));
+  } catch (...) {
+    // Nothing to report with: callers are destructors.
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes, int device, void* stream,
+                                         bool reusable) {
+  ContextScope context(device);
+  std::shared_ptr<Buffer> buffer(new Buffer());
+  buffer->bytes_ = bytes;
+  buffer->device_ = device;
+  buffer->stream_ = stream;
+  buffer->reusable_ = reusable;
+  if (bytes == 0) return buffer;
+  if (reusable) {
+    buffer->address_ = reuse_cache().take(device, stream, bytes);
+    if (buffer->address_ != 0) return buffer;
+  }
+  CUmemoryPool pool = pool_for(device);
+  CUdeviceptr address = 0;
+  check(driver().cuMemAllocFromPoolAsync(&address, bytes, pool, static_cast<CUstream>(stream)),
+        ErrorCode::CudaError,
+        "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(device));
+  buffer->address_ = address;
+  return buffer;
+}
+
+std::shared_ptr<Buffer> Buffer::borrow(std::uint64_t address, std::size_t bytes, int device,
+                                       void* stream, std::function<void()> release) {
+  std::shared_ptr<Buffer> buffer(new Buffer());
+  buffer->stream_ = stream;
+  buffer->address_ = address;
+  buffer->bytes_ = bytes;
+  buffer->device_ = device;
+  buffer->release_ = std::move(release);
+  return buffer;
+}
+
+Buffer::~Buffer() {
+  if (release_) {
+    const DriverApi* api = driver_api();
+    if (api != nullptr) {
+      try {
+        ContextScope context(device_);
+        const CUresult result = api->cuStreamSynchronize(static_cast<CUstream>(stream_));
+        if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED) {
+          warn("cuStreamSynchronize", result);
+        }
+      } catch (...) {
+        // No context (the driver is shutting down): nothing is running any more.
+      }
+    }
+    release_();
+    return;
+  }
+  if (address_ == 0) return;
+  try {
+    if (reusable_ && reuse_cache().keep(device_, stream_, bytes_, address_)) return;
+  } catch (...) {
+    // No memory to remember it in: free it instead.
+  }
+  const DriverApi* api = driver_api();
+  if (api == nullptr) return;
+  try {
+    ContextScope context(device_);
+    const CUresult result = api->cuMemFreeAsync(address_, static_cast<CUstream>(stream_));
+    // At process exit the driver may be gone already; the memory goes with it.
+    if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED)
+      warn("cuMemFreeAsync", result);
+  } catch (...) {
+    // No context to free in (the driver is shutting down): the memory goes with the process.
+  }
+}
+
+void release_cached(int device, void* stream) noexcept {
+  const DriverApi* api = driver_api();
+  if (api == nullptr) return;
+  try {
+    const std::vector<std::uint64_t> blocks = reuse_cache().drop(device, stream);
+    if (blocks.empty()) return;
+    ContextScope context(device);
+    for (std::uint64_t address : blocks) {
+      const CUresult result = api->cuMemFreeAsync(address, static_cast<CUstream>(stream));
+      if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED) {
+        warn("cuMemFreeAsync", result);
+      }
+    }
+  } catch (...) {
+    // The driver is going away with the process, and the memory with it.
+  }
+}
+
+void copy_to_device(std::uint64_t dst, const void* host, std::size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  check(driver().cuMemcpyHtoDAsync(dst, host, bytes, static_cast<CUstream>(stream)),
+        ErrorCode::CudaError, "copying to the GPU");
+}
+
+void copy_to_host(void* host, std::uint64_t src, std::size_t bytes, void* stream) {
+  const DriverApi& api = driver();
+  if (bytes > 0) {
+    check(api.cuMemcpyDtoHAsync(host, src, bytes, static_cast<CUstream>(stream)),
+          ErrorCode::CudaError, "copying from the GPU");
+  }
+  check(api.cuStreamSynchronize(static_cast<CUstream>(stream)), ErrorCode::LaunchError,
+        "waiting for the stream");
+}
+
+void fill(std::uint64_t dst, const void* value, std::size_t element_bytes, std::size_t count,
+          void* stream) {
+  if (count == 0) return;
+  const DriverApi& api = driver();
+  auto* s = static_cast<CUstream>(stream);
+  switch (element_bytes) {
+    case 1: {
+      unsigned char v = 0;
+      std::memcpy(&v, value, 1);
+      check(api.cuMemsetD8Async(dst, v, count, s), ErrorCode::CudaError, "cuMemsetD8Async");
+      return;
+    }
+    case 2: {
+      unsigned short v = 0;
+      std::memcpy(&v, value, 2);
+      check(api.cuMemsetD16Async(dst, v, count, s), ErrorCode::CudaError, "cuMemsetD16Async");
+      return;
+    }
+    case 4: {
+      unsigned v = 0;
+      std::memcpy(&v, value, 4);
+      check(api.cuMemsetD32Async(dst, v, count, s), ErrorCode::CudaError, "cuMemsetD32Async");
+      return;
+    }
+    case 8: {
+      // No 64-bit memset: write the low and the high words as two 2-D fills of one 32-bit
+      // column with an 8-byte pitch.
+      unsigned words[2] = {};
+      std::memcpy(words, value, 8);
+      for (unsigned half = 0; half < 2; ++half) {
+        check(api.cuMemsetD2D32Async(dst + std::uint64_t{4} * half, 8, words[half], 1, count, s),
+              ErrorCode::CudaError, "cuMemsetD2D32Async");
+      }
+      return;
+    }
+    default:
+      throw Error(ErrorCode::InvalidArgument,
+                  "kreg: cannot fill elements of " + std::to_string(element_bytes) + " bytes");
+  }
+}
+
+}  // namespace kreg::cuda
