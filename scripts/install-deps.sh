@@ -8,7 +8,7 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  libxxhash-dev libcli11-dev nlohmann-json3-dev >/dev/null
+  libxxhash-dev libcli11-dev nlohmann-json3-dev libdlpack-dev >/dev/null
 if [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then
   echo "install-deps: the CUDA toolkit (12.4 or newer) is required in /usr/local/cuda" >&2
   exit 1

@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// Zero-copy exchange of arrays with other frameworks (PyTorch, CuPy, JAX, ...) through
+/// DLPack's `DLManagedTensor`. Include <dlpack/dlpack.h> to use the tensors themselves.
+
+#include <kreg/array.hpp>
+#include <kreg/types.hpp>
+
+#include <optional>
+
+extern "C" {
+struct DLManagedTensor;
+}
+
+namespace kreg {
+
+/// An array over a GPU tensor's memory, without a copy. The array takes the tensor over
+/// and calls its deleter once the last array (or view) using the memory is gone.
+///
+/// The tensor must be on a CUDA device (`kDLCUDA` or `kDLCUDAManaged`), with one lane, a
+/// dtype kreg has (int/uint 8-64, float 16/32/64, bfloat16, bool), and at most 8
+/// dimensions; otherwise this throws `InvalidArgument` and the caller keeps the tensor.
+/// The array runs on the current stream when that is on the tensor's GPU, else on the
+/// GPU's default stream; the producer must have finished writing the data, as seen from
+/// that stream (the DLPack exchange protocol's job).
+Array from_dlpack(DLManagedTensor* tensor);
+
+/// A tensor over the array's memory, without a copy (the array is evaluated first; views
+/// keep their strides). The memory stays alive until the consumer calls the deleter.
+///
+/// With `consumer`, work the consumer queues on that stream is ordered after the array's
+/// producer, and the memory is not reused before work queued there by the time of the
+/// deleter call. Without it, this waits for the array's stream to finish.
+DLManagedTensor* to_dlpack(const Array& array, std::optional<StreamRef> consumer = std::nullopt);
+
+}  // namespace kreg

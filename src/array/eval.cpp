@@ -1,0 +1,190 @@
+#include <kreg/custom_kernel.hpp>
+#include <kreg/registry.hpp>
+
+#include "array/node.hpp"
+#include "array/stream_state.hpp"
+#include "cuda/context.hpp"
+#include "cuda/stream.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+
+namespace kreg::detail {
+namespace {
+
+// The layout argument of the built-in strided_copy kernels (kernels/copy.cu).
+struct CopyLayout {
+  int ndim = 0;
+  long long shape[8] = {};
+  long long strides[8] = {};
+};
+
+std::uint64_t element_address(const ArrayNode& node) {
+  return node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
+}
+
+void upload(ArrayNode& node) {
+  const int device = node.stream.device();
+  cuda::ContextScope context(device);
+  void* stream = node.stream.native().native;
+  auto buffer = cuda::Buffer::allocate(node.host.size(), device, stream,
+                                       stream_state(node.stream)->reusable());
+  // Returns once pageable memory is staged, so the host copy may be dropped afterwards.
+  cuda::copy_to_device(buffer->address(), node.host.data(), node.host.size(), stream);
+  node.buffer = std::move(buffer);
+  // Small arrays keep their values: kernels take them by value from the host.
+  if (node.host.size() > 64) std::vector<unsigned char>().swap(node.host);
+}
+
+void link_view(ArrayNode& view) {
+  view.buffer = view.base->buffer;
+}
+
+void run_producer(const std::shared_ptr<Primitive>& producer) {
+  std::vector<std::shared_ptr<ArrayNode>> outputs;
+  outputs.reserve(producer->outputs.size());
+  for (const auto& weak : producer->outputs) outputs.push_back(weak.lock());
+  producer->run(outputs);
+  // Done: the outputs no longer need their inputs, so the graph behind them can go.
+  for (const auto& output : outputs) {
+    if (output != nullptr) output->producer = nullptr;
+  }
+}
+
+void dependencies(const ArrayNode& node, std::vector<std::shared_ptr<ArrayNode>>& out) {
+  if (node.base != nullptr) out.push_back(node.base);
+  if (node.producer != nullptr) {
+    for (const Array& input : node.producer->inputs) out.push_back(input.node());
+  }
+}
+
+}  // namespace
+
+void evaluate(const std::vector<std::shared_ptr<ArrayNode>>& nodes) {
+  // Post-order over the graph, without recursion: chains of applies can be long.
+  std::vector<std::shared_ptr<ArrayNode>> order;
+  std::unordered_set<const ArrayNode*> placed;
+  std::vector<std::pair<std::shared_ptr<ArrayNode>, bool>> stack;
+  stack.reserve(nodes.size());
+  for (const auto& node : nodes) stack.emplace_back(node, false);
+  std::vector<std::shared_ptr<ArrayNode>> deps;
+  while (!stack.empty()) {
+    auto [node, expanded] = stack.back();
+    if (node->evaluated() || placed.contains(node.get())) {
+      stack.pop_back();
+      continue;
+    }
+    if (expanded) {
+      stack.pop_back();
+      placed.insert(node.get());
+      order.push_back(std::move(node));
+      continue;
+    }
+    stack.back().second = true;
+    deps.clear();
+    dependencies(*node, deps);
+    for (auto& dep : deps) {
+      if (!dep->evaluated() && !placed.contains(dep.get()))
+        stack.emplace_back(std::move(dep), false);
+    }
+  }
+  for (const auto& node : order) {
+    if (node->evaluated()) continue;  // a sibling output of a primitive that already ran
+    if (node->base != nullptr) {
+      link_view(*node);
+    } else if (node->producer != nullptr) {
+      run_producer(node->producer);
+    } else {
+      upload(*node);
+    }
+  }
+}
+
+void evaluate(const std::shared_ptr<ArrayNode>& node) {
+  if (node->evaluated()) return;
+  // The common case, one apply over evaluated inputs, without building a graph.
+  if (node->base == nullptr && node->producer != nullptr) {
+    const auto& inputs = node->producer->inputs;
+    const bool ready = std::all_of(inputs.begin(), inputs.end(), [](const Array& input) {
+      return input.node()->evaluated() || !input.node()->host.empty();
+    });
+    if (ready) {
+      run_producer(node->producer);
+      return;
+    }
+  }
+  evaluate(std::vector<std::shared_ptr<ArrayNode>>{node});
+}
+
+std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node,
+                                      const Stream& stream) {
+  evaluate(node);
+  if (node->row_contiguous()) return node;
+  const int device = stream.device();
+  cuda::ContextScope context(device);
+  void* native = stream.native().native;
+  void* source_stream = node->stream.native().native;
+  auto copy = std::make_shared<ArrayNode>();
+  copy->shape = node->shape;
+  copy->strides = row_major_strides(node->shape);
+  copy->dtype = node->dtype;
+  copy->stream = stream;
+  const std::size_t itemsize = size_of(node->dtype);
+  const auto count = static_cast<unsigned long long>(node->size());
+  copy->buffer =
+      cuda::Buffer::allocate(count * itemsize, device, native, stream_state(stream)->reusable());
+  if (count == 0) return copy;
+
+  CopyLayout layout;
+  layout.ndim = static_cast<int>(node->shape.size());
+  for (int i = 0; i < layout.ndim; ++i) {
+    layout.shape[i] = node->shape[i];
+    layout.strides[i] = node->strides[i];
+  }
+  const Kernel& kernel =
+      custom_kernel_registry(device).get("strided_copy_" + std::to_string(itemsize));
+  const std::uint64_t src = element_address(*node);
+  const std::uint64_t dst = copy->buffer->address();
+  constexpr unsigned kThreads = 256;
+  const unsigned long long blocks =
+      std::min<unsigned long long>((count + kThreads - 1) / kThreads, 65536);
+  cuda::order_after(native, source_stream);
+  kernel.launch(Dim3{static_cast<unsigned>(blocks)}, Dim3{kThreads}, 0, StreamRef{native}, src, dst,
+                layout, count);
+  // The source may be freed on its own stream: not before this copy has read it.
+  cuda::order_after(source_stream, native);
+  return copy;
+}
+
+std::vector<unsigned char> host_values(const std::shared_ptr<ArrayNode>& node) {
+  const std::size_t itemsize = size_of(node->dtype);
+  const auto count = static_cast<std::size_t>(node->size());
+  if (count == 0) return {};
+  const ArrayNode* root = node->base != nullptr ? node->base.get() : node.get();
+  if (!root->host.empty() && root->producer == nullptr) {
+    // Still on the host: gather the view's elements from the root's row-major values.
+    std::vector<unsigned char> out(count * itemsize);
+    const std::size_t ndim = node->shape.size();
+    std::vector<std::int64_t> index(ndim, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::int64_t at = node->offset;
+      for (std::size_t d = 0; d < ndim; ++d) at += index[d] * node->strides[d];
+      std::memcpy(out.data() + i * itemsize, root->host.data() + at * itemsize, itemsize);
+      for (std::size_t d = ndim; d-- > 0;) {
+        if (++index[d] < node->shape[d]) break;
+        index[d] = 0;
+      }
+    }
+    return out;
+  }
+  auto dense = contiguous(node, node->stream);
+  cuda::ContextScope context(dense->stream.device());
+  std::vector<unsigned char> out(count * itemsize);
+  cuda::copy_to_host(out.data(), element_address(*dense), out.size(),
+                     dense->stream.native().native);
+  return out;
+}
+
+}  // namespace kreg::detail

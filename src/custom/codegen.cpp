@@ -1,0 +1,191 @@
+#include "custom/codegen.hpp"
+
+#include "custom/names.hpp"
+
+#include <string>
+
+namespace kreg::custom {
+namespace {
+
+std::string template_value(const TemplateArg& arg) {
+  if (const auto* dtype = std::get_if<Dtype>(&arg)) return cuda_type_name(*dtype);
+  if (const auto* flag = std::get_if<bool>(&arg)) return *flag ? "true" : "false";
+  return std::to_string(std::get<int>(arg));
+}
+
+const char* template_kind(const TemplateArg& arg) {
+  if (std::holds_alternative<Dtype>(arg)) return "typename";
+  if (std::holds_alternative<bool>(arg)) return "bool";
+  return "int";
+}
+
+void add_parameter(std::string& out, bool& first, const std::string& text) {
+  out += first ? "\n    " : ",\n    ";
+  out += text;
+  first = false;
+}
+
+}  // namespace
+
+InputParams input_params(std::string_view body, const InputSpec& input) {
+  if (input.kind == InputKind::Scalar) return {};
+  const std::string name(input.name);
+  return {names(body, name + "_shape"), names(body, name + "_strides"),
+          names(body, name + "_ndim")};
+}
+
+Generated generate(const KernelSpec& spec) {
+  const std::string function = "kreg_custom_" + std::string(spec.name);
+  std::string out;
+  out.reserve(1024 + spec.body.size() + spec.header.size());
+  out += "// kreg custom kernel '";
+  out += spec.name;
+  out += "'\n";
+  // Only the parts of the preamble that the kernel uses: each costs compile time.
+  const auto uses = [&](std::string_view word) {
+    return spec.body.find(word) != std::string_view::npos ||
+           spec.header.find(word) != std::string_view::npos;
+  };
+  const bool atomics = spec.atomic_outputs || uses("atomic") || uses("memory_order");
+  const bool simd = uses("simd_");
+  const bool barriers = uses("barrier") || uses("mem_flags");
+  bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16");
+  const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
+  for (const InputSpec& input : spec.inputs) float16 = float16 || is_16(input.dtype);
+  for (const auto& output : spec.outputs) float16 = float16 || is_16(output.second);
+  for (const auto& arg : spec.template_args) {
+    if (const auto* d = std::get_if<Dtype>(&arg.second)) float16 = float16 || is_16(*d);
+  }
+  out += "#include <kreg/custom_types.cuh>\n";
+  if (float16) out += "#include <kreg/custom_float16.cuh>\n";
+  if (barriers) out += "#include <kreg/custom_barrier.cuh>\n";
+  if (simd) out += "#include <kreg/custom_simd.cuh>\n";
+  if (atomics) out += "#include <kreg/custom_atomic.cuh>\n";
+  if (!spec.header.empty()) {
+    out += spec.header;
+    if (spec.header.back() != '\n') out += '\n';
+  }
+  out += '\n';
+
+  Generated generated;
+  generated.expression = function;
+  if (!spec.template_args.empty()) {
+    out += "template <";
+    generated.expression += '<';
+    for (std::size_t i = 0; i < spec.template_args.size(); ++i) {
+      const auto& [name, value] = spec.template_args[i];
+      if (i > 0) {
+        out += ", ";
+        generated.expression += ", ";
+      }
+      out += template_kind(value);
+      out += ' ';
+      out += name;
+      generated.expression += template_value(value);
+    }
+    out += ">\n";
+    generated.expression += '>';
+  }
+
+  out += "__global__ void " + function + "(";
+  bool first = true;
+  for (const InputSpec& input : spec.inputs) {
+    const std::string name(input.name);
+    const std::string type = cuda_type_name(input.dtype);
+    std::string parameter = "const ";
+    switch (input.kind) {
+      case InputKind::Pointer:
+        parameter += type;
+        parameter += "* __restrict__ ";
+        break;
+      case InputKind::Small:
+        parameter += "kreg::value_array<";
+        parameter += type;
+        parameter += ", ";
+        parameter += std::to_string(input.count);
+        parameter += "> ";
+        break;
+      case InputKind::Scalar:
+        parameter += type;
+        parameter += ' ';
+        break;
+    }
+    parameter += name;
+    add_parameter(out, first, parameter);
+    const InputParams params = input_params(spec.body, input);
+    if (params.shape)
+      add_parameter(out, first, "const kreg::value_array<int, 8> " + name + "_shape");
+    if (params.strides) {
+      add_parameter(out, first, "const kreg::value_array<int64_t, 8> " + name + "_strides");
+    }
+    if (params.ndim) add_parameter(out, first, "const int " + name + "_ndim");
+  }
+  for (const auto& [name, dtype] : spec.outputs) {
+    const std::string type = cuda_type_name(dtype);
+    add_parameter(out, first,
+                  (spec.atomic_outputs ? "kreg::atomic<" + type + ">" : type) + "* __restrict__ " +
+                      std::string(name));
+  }
+  add_parameter(out, first, "const uint3 kreg_grid");
+  out += ") {\n";
+
+  // Metal runs exactly `grid` threads; CUDA runs whole blocks, so the extra ones stop here.
+  out +=
+      "  const uint kreg_x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  const uint kreg_y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+      "  const uint kreg_z = blockIdx.z * blockDim.z + threadIdx.z;\n"
+      "  if (kreg_x >= kreg_grid.x || kreg_y >= kreg_grid.y || kreg_z >= kreg_grid.z) return;\n";
+  bool need_threads = false;
+  bool need_linear = false;
+  std::string declarations;
+  for (const Attribute& attribute : attributes()) {
+    if (!names(spec.body, attribute.name)) continue;
+    need_threads = need_threads || attribute.value.find("kreg_threads") != std::string_view::npos;
+    need_linear = need_linear || attribute.value.find("kreg_linear") != std::string_view::npos;
+    declarations += "  const ";
+    declarations += attribute.type;
+    declarations += ' ';
+    declarations += attribute.name;
+    declarations +=
+        attribute.type == "uint3" && attribute.value.front() != '{' ? " = uint3(" : " = ";
+    declarations += attribute.value;
+    if (attribute.type == "uint3" && attribute.value.front() != '{') declarations += ')';
+    declarations += ";\n";
+  }
+  if (need_threads) out += "  const uint kreg_threads = blockDim.x * blockDim.y * blockDim.z;\n";
+  if (need_linear) {
+    out +=
+        "  const uint kreg_linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + "
+        "threadIdx.x;\n";
+  }
+  out += declarations;
+  out += "  // body\n";
+  out += spec.body;
+  if (spec.body.empty() || spec.body.back() != '\n') out += '\n';
+  out += "}\n";
+  generated.source = std::move(out);
+  return generated;
+}
+
+std::string numbered(std::string_view source) {
+  std::string out;
+  std::size_t line = 1;
+  std::size_t start = 0;
+  while (start <= source.size()) {
+    const std::size_t end = source.find('\n', start);
+    const std::string_view text =
+        source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (end == std::string_view::npos && text.empty()) break;
+    std::string number = std::to_string(line++);
+    out.append(number.size() < 4 ? 4 - number.size() : 0, ' ');
+    out += number;
+    out += " | ";
+    out += text;
+    out += '\n';
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace kreg::custom

@@ -1,0 +1,57 @@
+#pragma once
+// Writes the CUDA C++ of a custom kernel from its body and the kinds of its arguments.
+// Pure text: no GPU, no compiler.
+
+#include <kreg/custom_kernel.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kreg::custom {
+
+// How an input reaches the kernel.
+enum class InputKind : unsigned char {
+  Pointer,  // const T* __restrict__
+  Small,    // fewer than 8 elements: by value, in the parameter space
+  Scalar,   // 0-d: a plain value
+};
+
+struct InputSpec {
+  std::string_view name;
+  Dtype dtype = Dtype::Float32;
+  InputKind kind = InputKind::Pointer;
+  std::int64_t count = 0;  // elements, for Small
+};
+
+struct KernelSpec {
+  std::string_view name;
+  std::string_view body;
+  std::string_view header;
+  bool atomic_outputs = false;
+  std::vector<InputSpec> inputs;
+  std::vector<std::pair<std::string_view, Dtype>> outputs;
+  std::vector<std::pair<std::string, TemplateArg>> template_args;
+};
+
+// Which generated parameters an input has: those the body names (none for a 0-d input).
+struct InputParams {
+  bool shape = false;
+  bool strides = false;
+  bool ndim = false;
+};
+InputParams input_params(std::string_view body, const InputSpec& input);
+
+struct Generated {
+  std::string source;
+  std::string expression;  // the name expression to instantiate, e.g. "kreg_custom_f<float>"
+};
+
+Generated generate(const KernelSpec& spec);
+
+// `source` with each line prefixed by its number, for error messages.
+std::string numbered(std::string_view source);
+
+}  // namespace kreg::custom

@@ -1,0 +1,209 @@
+#include "custom/custom_call.hpp"
+
+#include <kreg/registry.hpp>
+
+#include "array/stream_state.hpp"
+#include "cuda/context.hpp"
+#include "cuda/launch_limits.hpp"
+#include "cuda/stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace kreg::custom {
+namespace {
+
+// Parameter values, each at its natural alignment, and the pointer array the driver reads.
+// Kept inline for the usual few dozen parameters: this is on every launch. Each pointer is
+// taken when its value is stored and stays valid: inline bytes never move, and a spilled
+// value keeps its heap block when the spill list grows.
+class Parameters {
+ public:
+  void add(const void* value, std::size_t size, std::size_t align) {
+    const std::size_t at = (used_ + align - 1) / align * align;
+    void* where = nullptr;
+    if (at + size <= kInlineBytes) {
+      where = bytes_ + at;
+      used_ = at + size;
+    } else {
+      spill_.emplace_back(size);
+      where = spill_.back().data();
+    }
+    std::memcpy(where, value, size);
+    if (count_ < kInlinePointers) {
+      pointers_[count_] = where;
+    } else {
+      if (more_.empty()) more_.assign(pointers_, pointers_ + kInlinePointers);
+      more_.push_back(where);
+    }
+    ++count_;
+  }
+  template <class T>
+  void add(const T& value) {
+    add(&value, sizeof(T), alignof(T));
+  }
+  void** pointers() { return count_ <= kInlinePointers ? pointers_ : more_.data(); }
+
+ private:
+  static constexpr std::size_t kInlineBytes = 1024;
+  static constexpr std::size_t kInlinePointers = 64;
+  alignas(16) unsigned char bytes_[kInlineBytes] = {};
+  std::size_t used_ = 0;
+  void* pointers_[kInlinePointers] = {};
+  std::size_t count_ = 0;
+  std::vector<void*> more_;
+  std::vector<std::vector<unsigned char>> spill_;
+};
+
+struct Uint3 {
+  unsigned x, y, z;
+};
+
+template <class T>
+T clamped(double value) {
+  if (std::isnan(value)) return T{};
+  const auto low = static_cast<double>(std::numeric_limits<T>::lowest());
+  const auto high = static_cast<double>(std::numeric_limits<T>::max());
+  return static_cast<T>(std::clamp(value, low, high));
+}
+
+// `value` as one element of `dtype`, in `out` (8 bytes at most).
+void convert(double value, Dtype dtype, unsigned char* out) {
+  auto put = [out](const auto& v) { std::memcpy(out, &v, sizeof(v)); };
+  switch (dtype) {
+    case Dtype::Bool: put(static_cast<unsigned char>(value != 0)); break;
+    case Dtype::Int8: put(clamped<std::int8_t>(value)); break;
+    case Dtype::Int16: put(clamped<std::int16_t>(value)); break;
+    case Dtype::Int32: put(clamped<std::int32_t>(value)); break;
+    case Dtype::Int64: put(clamped<std::int64_t>(value)); break;
+    case Dtype::UInt8: put(clamped<std::uint8_t>(value)); break;
+    case Dtype::UInt16: put(clamped<std::uint16_t>(value)); break;
+    case Dtype::UInt32: put(clamped<std::uint32_t>(value)); break;
+    case Dtype::UInt64: put(clamped<std::uint64_t>(value)); break;
+    case Dtype::Float16: put(half(value)); break;
+    case Dtype::BFloat16: put(bfloat16(value)); break;
+    case Dtype::Float32: put(static_cast<float>(value)); break;
+    case Dtype::Float64: put(value); break;
+  }
+}
+
+std::uint64_t address_of(const detail::ArrayNode& node) {
+  return node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
+}
+
+}  // namespace
+
+const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
+  const Kernel* ready = kernels_[device].load(std::memory_order_acquire);
+  if (ready != nullptr) return *ready;
+  std::lock_guard lock(mutex_);
+  ready = kernels_[device].load(std::memory_order_relaxed);
+  if (ready != nullptr) return *ready;
+  Registry& registry = custom_kernel_registry(device);
+  SourceOptions options;
+  options.entries.push_back(entry + "=" + expression);
+  registry.register_source(entry, source, options);
+  try {
+    ready = &registry.get(entry);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::CompileError) throw;
+    throw Error(ErrorCode::CompileError, "kreg: custom kernel '" + kernel_name +
+                                             "' does not compile.\n" + e.what() +
+                                             "\ngenerated source:\n" + numbered(source));
+  }
+  kernels_[device].store(ready, std::memory_order_release);
+  return *ready;
+}
+
+void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) {
+  const int device = stream.device();
+  cuda::ContextScope context(device);
+  void* native = stream.native().native;
+  const bool reusable = detail::stream_state(stream)->reusable();
+  const Kernel& kernel = variant->kernel(device, kernel_name);
+  if (shared_memory > std::size_t{48} * 1024) {
+    cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
+  }
+
+  Parameters params;
+  // Inputs computed on another stream: this launch waits for them, and their streams wait
+  // for this launch before they may free or overwrite the memory.
+  std::vector<void*> other_streams;
+  std::vector<std::shared_ptr<detail::ArrayNode>> copies;  // contiguous copies, until launched
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::shared_ptr<detail::ArrayNode>& input = inputs[i].node();
+    const detail::ArrayNode* node = input.get();
+    const std::size_t itemsize = size_of(node->dtype);
+    const InputKind kind = variant->kinds[i];
+    Shape packed;  // strides of a by-value input, which is always packed row-major
+    const Shape* strides = &node->strides;
+    if (kind == InputKind::Pointer) {
+      if (ensure_row_contiguous && !(node->evaluated() && node->row_contiguous())) {
+        copies.push_back(detail::contiguous(input, stream));
+        node = copies.back().get();
+        strides = &node->strides;
+      } else {
+        detail::evaluate(input);
+      }
+      void* producer = node->stream.native().native;
+      if (producer != native || node->stream.device() != device) {
+        cuda::order_after(native, producer);
+        other_streams.push_back(producer);
+      }
+      const std::uint64_t address = node->size() == 0 ? 0 : address_of(*node);
+      params.add(address);
+    } else {
+      // By value: the launch copies the elements, row-major, into the parameter space.
+      const std::vector<unsigned char> values = detail::host_values(input);
+      params.add(values.data(), values.size(), itemsize);
+      packed = detail::row_major_strides(node->shape);
+      strides = &packed;
+    }
+    const InputParams& wanted = variant->params[i];
+    if (wanted.shape) {
+      int shape[8] = {};
+      for (std::size_t d = 0; d < node->shape.size(); ++d) {
+        shape[d] = static_cast<int>(node->shape[d]);
+      }
+      params.add(shape, sizeof(shape), alignof(int));
+    }
+    if (wanted.strides) {
+      std::int64_t values[8] = {};
+      std::copy(strides->begin(), strides->end(), values);
+      params.add(values, sizeof(values), alignof(std::int64_t));
+    }
+    if (wanted.ndim) params.add(static_cast<int>(node->shape.size()));
+  }
+
+  std::vector<std::shared_ptr<cuda::Buffer>> buffers;
+  buffers.reserve(variant->output_dtypes.size());
+  for (std::size_t i = 0; i < variant->output_dtypes.size(); ++i) {
+    const Dtype dtype = variant->output_dtypes[i];
+    // Outputs nobody holds any more are still written by the kernel.
+    const auto count = static_cast<std::size_t>(output_sizes[i]);
+    auto buffer = cuda::Buffer::allocate(count * size_of(dtype), device, native, reusable);
+    if (init_value.has_value()) {
+      unsigned char value[8] = {};
+      convert(*init_value, dtype, value);
+      cuda::fill(buffer->address(), value, size_of(dtype), count, native);
+    }
+    params.add(buffer->address());
+    buffers.push_back(std::move(buffer));
+  }
+  params.add(Uint3{grid.x, grid.y, grid.z});
+
+  const Dim3 blocks{(grid.x + threadgroup.x - 1) / threadgroup.x,
+                    (grid.y + threadgroup.y - 1) / threadgroup.y,
+                    (grid.z + threadgroup.z - 1) / threadgroup.z};
+  kernel.launch_raw(blocks, threadgroup, shared_memory, StreamRef{native}, params.pointers());
+  for (void* other : other_streams) cuda::order_after(other, native);
+
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    if (live[i] != nullptr) live[i]->buffer = buffers[i];
+  }
+}
+
+}  // namespace kreg::custom

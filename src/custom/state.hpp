@@ -1,0 +1,55 @@
+#pragma once
+// What a CustomKernel shares with the pending launches it made: its definition, and one
+// generated source per combination of argument kinds, dtypes and template arguments.
+
+#include <kreg/custom_kernel.hpp>
+#include <kreg/kernel.hpp>
+
+#include "custom/codegen.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kreg::custom {
+
+constexpr int kMaxDevices = 64;
+
+// One generated source, and the kernel built from it on each GPU.
+struct Variant {
+  std::string key;  // what distinguishes it from the kernel's other variants
+  std::string source;
+  std::string entry;  // unique: also the name of its source in the registry
+  std::string expression;
+  std::vector<InputKind> kinds;
+  std::vector<InputParams> params;
+  std::vector<Dtype> output_dtypes;
+
+  // The kernel on a GPU: compiled and loaded through that GPU's custom-kernel registry on
+  // first use. Throws CompileError with the numbered source.
+  const Kernel& kernel(int device, const std::string& kernel_name);
+
+ private:
+  std::array<std::atomic<const Kernel*>, kMaxDevices> kernels_{};
+  std::mutex mutex_;
+};
+
+}  // namespace kreg::custom
+
+namespace kreg::detail {
+
+struct CustomKernelState {
+  std::string name;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  std::string body;
+  CustomKernelOptions options;
+
+  std::mutex mutex;  // guards variants
+  std::vector<std::shared_ptr<custom::Variant>> variants;
+};
+
+}  // namespace kreg::detail
