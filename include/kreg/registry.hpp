@@ -135,6 +135,10 @@ class Registry {
   std::string arch() const;
   /// The disk cache folder in use; empty when the disk cache is off or unusable.
   std::filesystem::path cache_dir() const;
+  /// Waits until every binary compiled so far is in the disk cache. Compiles hand their
+  /// binary back at once and write it in the background; another process sees it once
+  /// written. Destroying the registry also waits.
+  void flush_disk_cache();
 
  private:
   std::unique_ptr<detail::RegistryImpl> impl_;

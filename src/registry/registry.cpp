@@ -100,4 +100,8 @@ std::filesystem::path Registry::cache_dir() const {
   return impl_->cache_dir();
 }
 
+void Registry::flush_disk_cache() {
+  impl_->flush_disk_cache();
+}
+
 }  // namespace kreg

@@ -1,6 +1,7 @@
 #include "registry/registry_impl.hpp"
 
 #include "cache/disk_cache.hpp"
+#include "cache/disk_writer.hpp"
 #include "cache/precompiled.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "compiler/wire.hpp"
@@ -103,7 +104,10 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
         options_.cache_dir.empty() ? cache::DiskCache::default_dir() : options_.cache_dir,
         options_.cache_max_bytes != 0 ? options_.cache_max_bytes
                                       : cache::DiskCache::default_max_bytes());
-    if (disk->usable()) disk_ = std::move(disk);
+    if (disk->usable()) {
+      disk_ = std::move(disk);
+      disk_writer_ = std::make_unique<cache::DiskWriter>(*disk_);
+    }
     disk_salt_ = "kreg disk key 2; " + compiler::identity() + "\n";
   }
   precompiled_ = options_.precompiled && core::env_flag("KREG_PRECOMPILED", true);
@@ -299,7 +303,8 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
                         std::memory_order_relaxed);
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
-  if (disk_ok) disk_->store(disk_key, compiler::encode(result));
+  // Written in the background: the caller has its binary without waiting for the disk.
+  if (disk_ok) disk_writer_->submit(disk_key, compiler::encode(result));
   const double ms = result.milliseconds;
   return make_binary(r, key, arch, Origin::Compiled, std::move(result), ms);
 }
@@ -494,6 +499,10 @@ SourceInfo RegistryImpl::source_info(std::string_view name) const {
 
 std::filesystem::path RegistryImpl::cache_dir() const {
   return disk_ ? disk_->dir() : std::filesystem::path();
+}
+
+void RegistryImpl::flush_disk_cache() {
+  if (disk_writer_) disk_writer_->flush();
 }
 
 bool RegistryImpl::can_load() {

@@ -29,7 +29,8 @@ class WorkerPool;
 }
 namespace kreg::cache {
 class DiskCache;
-}
+class DiskWriter;
+}  // namespace kreg::cache
 
 namespace kreg::detail {
 
@@ -91,6 +92,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   void write_manifest(const std::filesystem::path& path) const;
   std::string arch();
   std::filesystem::path cache_dir() const;
+  void flush_disk_cache();
   // Whether kernels built for the target can load on this registry's GPU (there is one, and
   // the target is its arch): prewarm loads only then.
   bool can_load();
@@ -119,6 +121,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   RegistryOptions options_;
   bool nvtx_ = false;
   std::unique_ptr<cache::DiskCache> disk_;  // null when off or unusable
+  std::unique_ptr<cache::DiskWriter> disk_writer_;  // with disk_; destroyed first, draining
   std::string disk_salt_;                   // NVRTC identity: part of every disk key
   bool precompiled_ = true;                 // RegistryOptions::precompiled, KREG_PRECOMPILED
   bool precompiled_constants_ = true;       // KREG_PRECOMPILED_CONSTANTS

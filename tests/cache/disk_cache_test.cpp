@@ -1,5 +1,6 @@
 #include "cache/disk_cache.hpp"
 
+#include "cache/disk_writer.hpp"
 #include "cache/entry.hpp"
 #include "test_support.hpp"
 
@@ -32,6 +33,23 @@ class DiskCacheTest : public ::testing::Test {
   test::ScratchDir scratch_{"kreg_disk_"};
   const fs::path& dir_ = scratch_.path();
 };
+
+TEST_F(DiskCacheTest, BackgroundWritesLandByFlushAndByDestruction) {
+  DiskCache cache(dir_, 0);
+  {
+    DiskWriter writer(cache);
+    for (int i = 0; i < 50; ++i) writer.submit("w" + std::to_string(i), std::string(1000, 'x'));
+    writer.flush();
+    for (int i = 0; i < 50; ++i) {
+      EXPECT_EQ(cache.load("w" + std::to_string(i)).value_or(""), std::string(1000, 'x')) << i;
+    }
+    for (int i = 0; i < 50; ++i) writer.submit("later" + std::to_string(i), "y");
+  }  // the destructor drains the queue
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(cache.load("later" + std::to_string(i)).value_or(""), "y");
+  EXPECT_EQ(cache.usage().entries, 100u);
+  DiskWriter idle(cache);
+  idle.flush();  // nothing queued: returns at once
+}
 
 TEST_F(DiskCacheTest, StoresAndLoadsWithPrivatePermissions) {
   DiskCache cache(dir_, 0);

@@ -64,6 +64,7 @@ TEST_F(RegistryDisk, ASecondRegistryLoadsWhatTheFirstCompiled) {
 TEST_F(RegistryDisk, PrewarmAllFromAWarmCacheCompilesNothing) {
   Registry first(with_disk());
   const PrewarmReport cold = first.prewarm_all();
+  first.flush_disk_cache();
   Registry second(with_disk());
   const PrewarmReport warm = second.prewarm_all();
   EXPECT_EQ(warm.warmed, cold.warmed);
@@ -109,6 +110,7 @@ TEST_F(RegistryDisk, SourcesWithHeadersOutsideTheKeyAreNeverStored) {
                           "\n#include \"mine.cuh\"\n"
                           "extern \"C\" __global__ void uses_mine(int* p) { p[0] = kMine; }");
   reg.compile("uses_mine");
+  reg.flush_disk_cache();
   EXPECT_EQ(entries(), 0u);
   // Toolkit headers change only with the toolkit, whose NVRTC identity is in the key.
   reg.register_source(
@@ -116,6 +118,7 @@ TEST_F(RegistryDisk, SourcesWithHeadersOutsideTheKeyAreNeverStored) {
       "#include <cuda_fp16.h>\n"
       "extern \"C\" __global__ void half_one(__half* p) { p[0] = __float2half(1.f); }");
   reg.compile("half_one");
+  reg.flush_disk_cache();
   EXPECT_EQ(entries(), 1u);
   fs::remove_all(include);
 }
@@ -128,6 +131,7 @@ TEST_F(RegistryDisk, CorruptEntriesAreRecompiledAndReplaced) {
   Registry second(with_disk());
   EXPECT_EQ(second.compile("elementwise_add_f32").origin(), Origin::Compiled);
   EXPECT_EQ(second.stats().compiles, 1u);
+  second.flush_disk_cache();
   Registry third(with_disk());
   EXPECT_EQ(third.compile("elementwise_add_f32").origin(), Origin::Disk);
 }
@@ -136,6 +140,7 @@ TEST_F(RegistryDisk, FailedCompilesAreNeverStored) {
   Registry reg(with_disk());
   reg.register_source("bad", "extern \"C\" __global__ void bad() { nope; }");
   test::expect_error(ErrorCode::CompileError, [&] { reg.compile("bad"); });
+  reg.flush_disk_cache();
   EXPECT_EQ(entries(), 0u);
 }
 

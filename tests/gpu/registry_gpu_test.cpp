@@ -159,6 +159,7 @@ TEST(RegistryGpu, CompiledDiskAndPrecompiledKernelsGiveIdenticalResults) {
   };
   Registry compiled(options);
   const auto a = run(compiled, Origin::Compiled);
+  compiled.flush_disk_cache();
   Registry from_disk(options);
   const auto b = run(from_disk, Origin::Disk);
   EXPECT_EQ(from_disk.stats().compiles, 0u);

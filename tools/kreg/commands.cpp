@@ -91,6 +91,7 @@ int prewarm(const PrewarmOptions& options) {
     for (KernelRequest& r : read_manifest(options.manifest)) requests.push_back(std::move(r));
   }
   const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
+  reg.flush_disk_cache();  // the report counts the entries on disk
   clear_progress(options.common.json);
   return report_kernels(reg, requests, ready, options.common.json);
 }
@@ -146,6 +147,7 @@ int build_cache(const BuildCacheOptions& options) {
   if (!options.manifest.empty()) listed = read_manifest(options.manifest);
   const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
   const std::size_t from_manifest = reg.prewarm(listed);
+  reg.flush_disk_cache();  // the report counts the entries on disk
   clear_progress(options.common.json);
   const Stats stats = reg.stats();
   const CacheUsage usage = cache_usage(options.out);
