@@ -6,6 +6,7 @@
 //   kreg_custom_bench second-kernel        first call of a new kernel once NVRTC has started
 //   kreg_custom_bench raw-second-kernel    the same by hand: NVRTC with default options, load,
 //                                          launch, copy back (what CuPy's RawKernel does)
+//   kreg_custom_bench new-kernels N        N new kernels each way, alternating, one process
 //
 // For the first-call modes, point KREG_CACHE_DIR at an empty folder: the compile is cold.
 #include <kreg/kreg.hpp>
@@ -100,37 +101,81 @@ bool nvrtc_compile(const char* source, const char* name, std::vector<char>& cubi
   return ok;
 }
 
-int raw_second_kernel() {
-  start_driver();
-  std::vector<char> cubin;
-  if (!nvrtc_compile("extern \"C\" __global__ void warm(float* a) { a[threadIdx.x] += 1; }",
-                     "warm.cu", cubin)) {
-    return 1;
-  }
-  const float host[4] = {1, 2, 3, 4};
+// The by-hand path for one new kernel `t` that scales four floats by `factor`: compile with
+// default options, load, launch, copy back. Returns the milliseconds, or -1 on a wrong result.
+struct ByHand {
   CUdeviceptr in = 0;
   CUdeviceptr out = 0;
-  require(cuMemAlloc(&in, sizeof(host)), "cuMemAlloc");
-  require(cuMemAlloc(&out, sizeof(host)), "cuMemAlloc");
-  require(cuMemcpyHtoD(in, host, sizeof(host)), "cuMemcpyHtoD");
-  const auto start = Clock::now();
-  if (!nvrtc_compile("extern \"C\" __global__ void twice(const float* a, float* out) {\n"
-                     "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x; out[i] = 2 * a[i];\n"
-                     "}\n",
-                     "twice.cu", cubin)) {
-    return 1;
+  std::vector<char> cubin;
+
+  ByHand() {
+    const float host[4] = {1, 2, 3, 4};
+    require(cuMemAlloc(&in, sizeof(host)), "cuMemAlloc");
+    require(cuMemAlloc(&out, sizeof(host)), "cuMemAlloc");
+    require(cuMemcpyHtoD(in, host, sizeof(host)), "cuMemcpyHtoD");
+    // NVRTC's start-up is not part of a kernel's first call.
+    nvrtc_compile("extern \"C\" __global__ void warm(float* a) { a[0] = 1; }", "warm.cu", cubin);
   }
-  CUmodule module = nullptr;
-  CUfunction function = nullptr;
-  require(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
-  require(cuModuleGetFunction(&function, module, "twice"), "cuModuleGetFunction");
-  void* params[] = {&in, &out};
-  require(cuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, nullptr, params, nullptr), "launch");
-  float result[4] = {};
-  require(cuMemcpyDtoH(result, out, sizeof(result)), "cuMemcpyDtoH");
-  const double ms = ms_since(start);
-  if (result[3] != 8.0F) return 1;
+
+  double run(int factor) {
+    const auto start = Clock::now();
+    const std::string source =
+        "extern \"C\" __global__ void t(const float* a, float* out) {\n"
+        "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  out[i] = " +
+        std::to_string(factor) + " * a[i];\n}\n";
+    if (!nvrtc_compile(source.c_str(), "t.cu", cubin)) return -1;
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    require(cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData");
+    require(cuModuleGetFunction(&function, module, "t"), "cuModuleGetFunction");
+    void* params[] = {&in, &out};
+    require(cuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, nullptr, params, nullptr), "launch");
+    float result[4] = {};
+    require(cuMemcpyDtoH(result, out, sizeof(result)), "cuMemcpyDtoH");
+    const double ms = ms_since(start);
+    return result[3] == 4.0F * static_cast<float>(factor) ? ms : -1;
+  }
+};
+
+int raw_second_kernel() {
+  start_driver();
+  ByHand by_hand;
+  const double ms = by_hand.run(2);
+  if (ms < 0) return 1;
   std::printf("raw-second-kernel %.3f ms\n", ms);
+  return 0;
+}
+
+// New kernels in one process, kreg and by hand alternately, so that both see the same
+// machine state: each kreg kernel and each hand-compiled one is new to every cache.
+int new_kernels(int count) {
+  start_driver();
+  const kreg::Array a = kreg::Array::from_data<float>({1, 2, 3, 4}, {4});
+  a.eval();
+  ByHand by_hand;
+  kreg::Registry& registry = kreg::custom_kernel_registry();
+  std::vector<double> kreg_ms;
+  std::vector<double> compile_ms;
+  std::vector<double> raw_ms;
+  for (int i = 1; i <= count; ++i) {
+    const std::string k = std::to_string(i);
+    kreg::CustomKernel kernel("k" + k, {"a"}, {"out"},
+                              "uint i = thread_position_in_grid.x; out[i] = " + k + " * a[i];");
+    const double before = registry.stats().compile_ms;
+    const auto start = Clock::now();
+    auto result = kernel.apply({a}, {{{4}, kreg::Dtype::Float32}}, {4}, {4});
+    const auto values = result[0].to_vector<float>();
+    kreg_ms.push_back(ms_since(start));
+    compile_ms.push_back(registry.stats().compile_ms - before);
+    if (values[3] != 4.0F * static_cast<float>(i)) return 1;
+    raw_ms.push_back(by_hand.run(i));
+    if (raw_ms.back() < 0) return 1;
+  }
+  std::printf("new kernel, kreg (apply + to_vector)       %.3f ms (of which NVRTC %.3f ms)\n",
+              median(kreg_ms), median(compile_ms));
+  std::printf("new kernel, by hand (NVRTC, load, launch)  %.3f ms\n", median(raw_ms));
+  std::printf("(medians of %d of each, alternating, one process)\n", count);
   return 0;
 }
 
@@ -219,12 +264,13 @@ int main(int argc, char** argv) {
     if (mode == "first-call") return first_call(argc > 2 ? std::atoi(argv[2]) : 0);
     if (mode == "second-kernel") return second_kernel();
     if (mode == "raw-second-kernel") return raw_second_kernel();
+    if (mode == "new-kernels") return new_kernels(argc > 2 ? std::atoi(argv[2]) : 21);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
   std::fprintf(stderr,
                "usage: kreg_custom_bench overhead | first-call GAP_MS | second-kernel | "
-               "raw-second-kernel\n");
+               "raw-second-kernel | new-kernels N\n");
   return 2;
 }
