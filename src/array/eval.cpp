@@ -25,14 +25,18 @@ std::uint64_t element_address(const ArrayNode& node) {
   return node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
 }
 
-void upload(ArrayNode& node) {
+// Gives a root array its memory: with its host values (from_data), or uninitialized (empty).
+void materialize(ArrayNode& node) {
   const int device = node.stream.device();
   cuda::ContextScope context(device);
   void* stream = node.stream.native().native;
-  auto buffer = cuda::Buffer::allocate(node.host.size(), device, stream,
-                                       stream_state(node.stream)->reusable());
+  const std::size_t bytes = static_cast<std::size_t>(node.size()) * size_of(node.dtype);
+  auto buffer =
+      cuda::Buffer::allocate(bytes, device, stream, stream_state(node.stream)->reusable());
   // Returns once pageable memory is staged, so the host copy may be dropped afterwards.
-  cuda::copy_to_device(buffer->address(), node.host.data(), node.host.size(), stream);
+  if (!node.host.empty()) {
+    cuda::copy_to_device(buffer->address(), node.host.data(), node.host.size(), stream);
+  }
   node.buffer = std::move(buffer);
   // Small arrays keep their values: kernels take them by value from the host.
   if (node.host.size() > 64) std::vector<unsigned char>().swap(node.host);
@@ -97,7 +101,7 @@ void evaluate(const std::vector<std::shared_ptr<ArrayNode>>& nodes) {
     } else if (node->producer != nullptr) {
       run_producer(node->producer);
     } else {
-      upload(*node);
+      materialize(*node);
     }
   }
 }

@@ -339,6 +339,26 @@ TEST_F(CustomKernelGpu, EveryDtypeRoundTrips) {
   check(double{});
 }
 
+TEST_F(CustomKernelGpu, EmptyArraysGetTheirMemoryAtEval) {
+  const Array scratch = Array::empty({1000}, Dtype::Float32);
+  EXPECT_FALSE(scratch.is_evaluated());
+  scratch.eval();
+  EXPECT_TRUE(scratch.is_evaluated());
+  EXPECT_NE(scratch.data(), nullptr);
+  EXPECT_EQ(scratch.to_vector<float>().size(), 1000U);
+  // Written by one kernel, read by the next.
+  CustomKernel fill("fill_empty", {"a"}, {"out"},
+                    "uint i = thread_position_in_grid.x; out[i] = float(i) + a[0];");
+  CustomKernel sum("sum_pair", {"x", "y"}, {"out"},
+                   "uint i = thread_position_in_grid.x; out[i] = x[i] + y[i];");
+  auto filled = fill.apply({Array::from_data<float>({0.5F}, {1})},
+                           {OutputSpec{{1000}, Dtype::Float32}}, Dim3{1000}, Dim3{128});
+  auto total = sum.apply({filled[0], filled[0]}, {OutputSpec{{1000}, Dtype::Float32}}, Dim3{1000},
+                         Dim3{128}, poisoned());
+  const auto got = total[0].to_vector<float>();
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], 2.0F * (float(i) + 0.5F)) << i;
+}
+
 TEST_F(CustomKernelGpu, LargeSharedMemory) {
   CustomKernel kernel("shared_rev", {"a"}, {"out"},
                       "extern __shared__ float tile[];\n"

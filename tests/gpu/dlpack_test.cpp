@@ -116,6 +116,10 @@ TEST_F(DlpackGpu, RejectsWhatItCannotUseAndLeavesItWithTheCaller) {
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
   tensor->dl_tensor.dtype = DLDataType{kDLComplex, 64, 1};
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
+  tensor->dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
+  tensor->dl_tensor.device.device_id = 1000;
+  test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
+  tensor->dl_tensor.device.device_id = 0;
   EXPECT_EQ(deleted, 0);
   tensor->deleter(tensor);
   EXPECT_EQ(deleted, 1);
