@@ -80,10 +80,10 @@ struct OutputSpec {
 /// ceil(grid / threadgroup) blocks and threads past `grid` do not run the body. A body that
 /// uses barriers or simd functions should use a grid that is a multiple of the threadgroup.
 ///
-/// The kernel compiles when an output is first evaluated, through a registry per GPU
-/// (`custom_kernel_registry`), so its binary is cached in memory and on disk like any
-/// other. Copies share state; the object may be destroyed before its outputs are evaluated.
-/// `apply` may be called from many threads at once.
+/// The kernel compiles when an output is first evaluated, through the registry of the GPU's
+/// arch (`custom_kernel_registry`), so its binary is cached in memory and on disk like any
+/// other, and compiled once for all GPUs of one arch. Copies share state; the object may be
+/// destroyed before its outputs are evaluated. `apply` may be called from many threads at once.
 class CustomKernel {
  public:
   /// Throws `InvalidArgument` if there are no outputs, or a name is not a C++ identifier,
@@ -122,9 +122,10 @@ class CustomKernel {
   std::shared_ptr<detail::CustomKernelState> state_;
 };
 
-/// The registry that compiles and caches custom kernels for GPU `device` (created on first
-/// use, with default options, and kept for the life of the process). Its `stats()` count
-/// the custom kernels' compiles and cache hits.
+/// The registry that compiles and caches custom kernels for GPU `device`: one per arch,
+/// shared by every GPU of that arch, so that a kernel compiles once however many GPUs run
+/// it. Created on first use with default options (the arch set to the GPU's), and kept
+/// until the process exits. Its `stats()` count the custom kernels' compiles and cache hits.
 Registry& custom_kernel_registry(int device = 0);
 
 }  // namespace kreg

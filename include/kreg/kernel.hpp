@@ -45,14 +45,20 @@ class Kernel {
   const KernelAttributes& attributes() const noexcept { return attributes_; }
   /// The binary this kernel was loaded from.
   const Binary& binary() const noexcept { return *binary_; }
-  /// The driver handle (a `CUkernel`), for use with the driver API directly.
+  /// The driver handle (a `CUkernel`), for use with the driver API directly. It is
+  /// context-independent: one handle serves every GPU of the binary's arch.
   void* native_handle() const noexcept { return handle_; }
+  /// The kernel as a `CUfunction` in GPU `device`'s primary context, loaded there on first
+  /// request. Throws `InvalidArgument` for a GPU that does not exist, `LoadError` if the
+  /// binary cannot run on that GPU (another arch).
+  void* function(int device) const;
 
   /// Launches with typed arguments, passed by value as the kernel's parameters. The count
   /// and the size of each argument are checked against the kernel's parameter list, so a
   /// `long` passed for an `int` is an `InvalidArgument`, not a silent misread.
-  /// Launches on the calling thread's current context; if it has none, on the registry
-  /// device's primary context.
+  /// Launches on the GPU that the thread's `DeviceScope` or `StreamScope` selects (in its
+  /// primary context); without a scope, on the calling thread's current context, and if it
+  /// has none, on the registry device's primary context.
   template <class... Args>
   void launch(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
               const Args&... args) const {

@@ -72,6 +72,7 @@ class StreamScope {
  private:
   std::shared_ptr<const detail::StreamState> previous_;
   int previous_device_;
+  int previous_scoped_gpu_;
   bool previous_cpu_;
 };
 
@@ -79,6 +80,9 @@ class StreamScope {
 /// (custom kernels then run on its default stream) or the CPU (where custom kernels refuse
 /// to run: `apply` throws `InvalidArgument`). Throws `InvalidArgument` for a GPU ordinal that
 /// does not exist, when a driver is present to tell.
+///
+/// Registry kernels honour the scope too: under a GPU scope (or a `StreamScope`),
+/// `Kernel::launch` runs on that GPU's primary context, whatever context is current.
 class DeviceScope {
  public:
   explicit DeviceScope(Device device);
@@ -89,6 +93,7 @@ class DeviceScope {
  private:
   std::shared_ptr<const detail::StreamState> previous_;
   int previous_device_;
+  int previous_scoped_gpu_;
   bool previous_cpu_;
 };
 

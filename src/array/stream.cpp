@@ -2,6 +2,7 @@
 #include <kreg/stream.hpp>
 
 #include "array/stream_state.hpp"
+#include "core/scoped_gpu.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device.hpp"
 #include "cuda/memory.hpp"
@@ -106,9 +107,11 @@ StreamScope::StreamScope(const Stream& stream) {
   previous_ = current.stream;
   previous_device_ = current.device;
   previous_cpu_ = current.cpu;
+  previous_scoped_gpu_ = core::scoped_gpu();
   current.device = stream.device();
   current.cpu = false;
   current.stream = detail::stream_state(stream);
+  core::set_scoped_gpu(current.device);
 }
 
 StreamScope::~StreamScope() {
@@ -116,6 +119,7 @@ StreamScope::~StreamScope() {
   current.stream = std::move(previous_);
   current.device = previous_device_;
   current.cpu = previous_cpu_;
+  core::set_scoped_gpu(previous_scoped_gpu_);
 }
 
 DeviceScope::DeviceScope(Device device) {
@@ -124,9 +128,11 @@ DeviceScope::DeviceScope(Device device) {
   previous_ = current.stream;
   previous_device_ = current.device;
   previous_cpu_ = current.cpu;
+  previous_scoped_gpu_ = core::scoped_gpu();
   current.stream = nullptr;
   current.cpu = device.type == Device::Type::Cpu;
   current.device = current.cpu ? 0 : device.index;
+  core::set_scoped_gpu(current.cpu ? -1 : current.device);
 }
 
 DeviceScope::~DeviceScope() {
@@ -134,6 +140,7 @@ DeviceScope::~DeviceScope() {
   current.stream = std::move(previous_);
   current.device = previous_device_;
   current.cpu = previous_cpu_;
+  core::set_scoped_gpu(previous_scoped_gpu_);
 }
 
 Device current_device() noexcept {

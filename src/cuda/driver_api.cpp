@@ -117,6 +117,7 @@ Loaded load() {
   KREG_RESOLVE(cuMemsetD2D32Async);
   KREG_RESOLVE(cuPointerGetAttribute);
   KREG_RESOLVE(cuKernelSetAttribute);
+  KREG_RESOLVE(cuKernelGetFunction);
 #undef KREG_RESOLVE
   if (!ok) return loaded;
   resolve(get, want, "cuKernelGetParamInfo", a.cuKernelGetParamInfo, false, loaded.why);

@@ -54,6 +54,7 @@ struct DriverApi {
   decltype(&::cuMemsetD2D32Async) cuMemsetD2D32Async = nullptr;
   decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;
   decltype(&::cuKernelSetAttribute) cuKernelSetAttribute = nullptr;
+  decltype(&::cuKernelGetFunction) cuKernelGetFunction = nullptr;
   int version = 0;  // cuDriverGetVersion, e.g. 13000
 };
 

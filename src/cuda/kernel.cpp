@@ -1,5 +1,7 @@
 #include <kreg/kernel.hpp>
 
+#include "core/scoped_gpu.hpp"
+#include "cuda/context.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/launch_context.hpp"
 #include "cuda/library.hpp"
@@ -85,7 +87,14 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
   };
   if (context.nvtx) nvtxRangePushA(label_.c_str());
   const NvtxRange range{context.nvtx};  // popped however the launch ends
-  CUresult result = launch();
+  CUresult result = CUDA_SUCCESS;
+  if (const int scoped = core::scoped_gpu(); scoped >= 0) {
+    // A DeviceScope or StreamScope chose the GPU: launch in its primary context.
+    const cuda::ContextScope on(scoped);
+    result = launch();
+  } else {
+    result = launch();
+  }
   if (result == CUDA_ERROR_INVALID_CONTEXT) {
     // This thread has no current context. Checking before every launch would cost a
     // driver call on the hot path; recovering here costs it once per thread.
@@ -102,6 +111,14 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
                     dims(block) + ", " + std::to_string(shared_bytes) +
                     " bytes of shared memory failed: " + cuda::describe(result));
   }
+}
+
+void* Kernel::function(int device) const {
+  const cuda::ContextScope on(device);  // InvalidArgument for a GPU that does not exist
+  CUfunction function = nullptr;
+  cuda::check(context_->api->cuKernelGetFunction(&function, static_cast<CUkernel>(handle_)),
+              ErrorCode::LoadError, "loading '" + label_ + "' on GPU " + std::to_string(device));
+  return function;
 }
 
 namespace detail {
