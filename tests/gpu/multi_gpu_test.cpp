@@ -1,0 +1,175 @@
+// One registry serving several GPUs. On a machine with one GPU, the per-device parts run on
+// GPU 0; the tests that need two say so and skip.
+#include "gpu/device_buffer.hpp"
+#include "test_support.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace kreg {
+namespace {
+
+using test::close_to;
+using test::DeviceBuffer;
+using test::random_vector;
+
+constexpr unsigned kN = 300007;
+const Constants kSquare{.ints = {{300, 2}}};
+const Constants kNegCube{.bools = {{200, true}}, .ints = {{300, 3}}};
+
+std::string two_gpus_unavailable() {
+  std::string why = test::gpu_unavailable_reason();
+  if (!why.empty()) return why;
+  const int count = cuda::device_count();
+  if (count < 2) return "needs two GPUs; this machine has " + std::to_string(count);
+  return {};
+}
+
+CustomKernel scale_kernel() {
+  return {"multi_gpu_scale",
+          {"x"},
+          {"y"},
+          "uint i = thread_position_in_grid.x; y[i] = 3.0f * x[i] - 1.0f;"};
+}
+
+// Every built-in kernel, and a custom kernel over a transposed input, on `device`, with the
+// same data whatever the device. Returns each result's bytes by name.
+std::map<std::string, std::vector<char>> run_everything(Registry& reg, int device) {
+  test::cuda_check(cudaSetDevice(device), "cudaSetDevice");  // for the test's own buffers
+  DeviceScope scope(Device::gpu(device));                    // for kreg's launches
+  std::mt19937 rng(1234);
+  const auto a = random_vector<float>(kN, rng);
+  const auto b = random_vector<float>(kN, rng, -1.5, 1.5);
+  const auto d = random_vector<double>(kN, rng);
+  DeviceBuffer<float> da(a);
+  DeviceBuffer<float> db(b);
+  DeviceBuffer<float> out(kN);
+  DeviceBuffer<double> dd(d);
+  DeviceBuffer<double> out64(kN);
+  std::map<std::string, std::vector<char>> results;
+  auto keep = [&](const std::string& name, const auto& values) {
+    const auto* bytes = reinterpret_cast<const char*>(values.data());
+    results[name].assign(bytes, bytes + values.size() * sizeof(values[0]));
+  };
+  const Dim3 grid{(kN + 255) / 256};
+  const Dim3 block{256};
+  const float* pa = da.get();
+  const float* pb = db.get();
+  for (const char* name : {"elementwise_add_f32", "elementwise_mul_f32"}) {
+    out.poison();
+    reg.get(name).launch(grid, block, 0, nullptr, pa, pb, out.get(), kN);
+    keep(name, out.download());
+  }
+  for (const auto& [label, constants] :
+       {std::pair{"powi_f32|300:i2", kSquare}, std::pair{"powi_f32|200:b1|300:i3", kNegCube}}) {
+    out.poison();
+    reg.get("powi_f32", constants).launch(grid, block, 0, nullptr, pb, out.get(), kN);
+    keep(label, out.download());
+  }
+  out.upload(a);
+  reg.get("axpy_f32").launch(grid, block, 0, nullptr, 2.0F, pb, out.get(), kN);
+  keep("axpy_f32", out.download());
+  out64.upload(d);
+  reg.get("axpy_f64")
+      .launch(grid, block, 0, nullptr, 0.5, static_cast<const double*>(dd.get()), out64.get(), kN);
+  keep("axpy_f64", out64.download());
+
+  const CustomKernel kernel = scale_kernel();
+  const Array x =
+      Array::from_data(std::vector<float>(a.begin(), a.begin() + std::ptrdiff_t{1000} * 300),
+                       {1000, 300})
+          .transpose();
+  ApplyOptions options;
+  options.init_value = std::nan("");
+  auto y = kernel.apply({x}, {OutputSpec{{300, 1000}, Dtype::Float32}}, Dim3{300 * 1000}, Dim3{256},
+                        options);
+  EXPECT_EQ(y[0].stream().device(), device);
+  keep("custom", y[0].to_vector<float>());
+  return results;
+}
+
+TEST(MultiGpu, KernelsHaveAFunctionPerDeviceAndRejectMissingOnes) {
+  KREG_REQUIRE_GPU();
+  Registry reg(test::isolated_options());
+  const Kernel& k = reg.get("elementwise_add_f32");
+  EXPECT_NE(k.function(0), nullptr);
+  EXPECT_EQ(k.function(0), k.function(0));
+  const int count = cuda::device_count();
+  test::expect_error(ErrorCode::InvalidArgument, [&] { k.function(count); });
+  test::expect_error(ErrorCode::InvalidArgument, [&] { k.function(-1); });
+  if (count >= 2) EXPECT_NE(k.function(0), k.function(1));
+  RegistryOptions missing = test::isolated_options();
+  missing.device = count;
+  test::expect_error(ErrorCode::NoDevice, [&] { Registry(missing).get("elementwise_add_f32"); });
+}
+
+TEST(MultiGpu, DeviceScopeOnGpuZeroRunsEverythingFromAThreadWithoutAContext) {
+  KREG_REQUIRE_GPU();
+  Registry reg(test::isolated_options());
+  std::map<std::string, std::vector<char>> results;
+  std::thread worker([&] { results = run_everything(reg, 0); });
+  worker.join();
+  ASSERT_EQ(results.size(), 7U);
+  std::mt19937 rng(1234);
+  const auto a = random_vector<float>(kN, rng);
+  const auto b = random_vector<float>(kN, rng, -1.5, 1.5);
+  std::vector<float> sum(kN);
+  std::memcpy(sum.data(), results["elementwise_add_f32"].data(), kN * sizeof(float));
+  std::vector<double> want(kN);
+  for (unsigned i = 0; i < kN; ++i) want[i] = double(a[i]) + double(b[i]);
+  EXPECT_TRUE(close_to(sum, want, 1e-6));
+  std::vector<float> cube(kN);
+  std::memcpy(cube.data(), results["powi_f32|200:b1|300:i3"].data(), kN * sizeof(float));
+  for (unsigned i = 0; i < kN; ++i) want[i] = -std::pow(double(b[i]), 3);
+  EXPECT_TRUE(close_to(cube, want, 1e-5));
+}
+
+TEST(MultiGpu, OneRegistryTwoGpusOneCompilePerKey) {
+  const std::string why = two_gpus_unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  ASSERT_EQ(cuda::device_info(0).arch(), cuda::device_info(1).arch());
+  Registry reg(test::isolated_options());
+  // A prewarm from this thread serves both GPUs.
+  const std::size_t ready = reg.prewarm(std::vector<KernelRequest>{{"elementwise_add_f32", {}},
+                                                                   {"elementwise_mul_f32", {}},
+                                                                   {"powi_f32", kSquare},
+                                                                   {"powi_f32", kNegCube},
+                                                                   {"axpy_f32", {}},
+                                                                   {"axpy_f64", {}}});
+  EXPECT_EQ(ready, 6U);
+  const Stats warmed = reg.stats();
+  EXPECT_EQ(warmed.compiles, 4U);  // elementwise, powi twice, axpy: one per (source, constants)
+  Registry& custom = custom_kernel_registry(0);
+  EXPECT_EQ(&custom, &custom_kernel_registry(1));  // one per arch, not per GPU
+  const Stats custom_before = custom.stats();
+  // Earlier tests in this process may have built either already.
+  const bool copy_ready = custom.is_cached("strided_copy_4");
+  const std::string key = scale_kernel().cache_key(
+      {Array::from_data(std::vector<float>(300000), {1000, 300}).transpose()},
+      {OutputSpec{{300, 1000}, Dtype::Float32}});
+  const bool kernel_ready = custom.is_cached(key);
+
+  std::map<std::string, std::vector<char>> results[2];
+  std::thread first([&] { results[0] = run_everything(reg, 0); });
+  std::thread second([&] { results[1] = run_everything(reg, 1); });
+  first.join();
+  second.join();
+
+  ASSERT_EQ(results[0].size(), 7U);
+  for (const auto& [name, bytes] : results[0]) {
+    EXPECT_EQ(bytes, results[1][name]) << name << " differs between GPU 0 and GPU 1";
+  }
+  const Stats after = reg.stats();
+  EXPECT_EQ(after.compiles, warmed.compiles);  // nothing compiled per device
+  EXPECT_EQ(after.loads, warmed.loads);        // nor loaded: one CUlibrary serves both
+  const Stats custom_after = custom.stats();
+  EXPECT_EQ(custom_after.compiles + custom_after.disk_hits + custom_after.precompiled_hits -
+                custom_before.compiles - custom_before.disk_hits - custom_before.precompiled_hits,
+            (kernel_ready ? 0U : 1U) + (copy_ready ? 0U : 1U));  // once for both GPUs
+  EXPECT_TRUE(custom.is_cached(key));
+}
+
+}  // namespace
+}  // namespace kreg
