@@ -44,6 +44,7 @@ void materialize(ArrayNode& node) {
 
 void link_view(ArrayNode& view) {
   view.buffer = view.base->buffer;
+  view.stream = view.base->stream;  // the root may have moved to the GPU that first used it
 }
 
 void run_producer(const std::shared_ptr<Primitive>& producer) {

@@ -173,3 +173,34 @@ TEST(MultiGpu, OneRegistryTwoGpusOneCompilePerKey) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(MultiGpu, InputsFollowTheGpuThatFirstUsesThemOrAreRefused) {
+  const std::string why = two_gpus_unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  CustomKernel twice("multi_gpu_twice", {"x"}, {"y"},
+                     "uint i = thread_position_in_grid.x; y[i] = 2.0f * x[i];");
+  const std::vector<float> values(100, 1.5F);
+  // Made outside any scope (GPU 0), still on the host: it goes to GPU 1 with its first use.
+  const Array host = Array::from_data(values, {100});
+  const Array view = host.slice(0, 0, 100, 1);
+  {
+    DeviceScope gpu1(Device::gpu(1));
+    auto y = twice.apply({view}, {OutputSpec{{100}, Dtype::Float32}}, Dim3{100}, Dim3{64});
+    EXPECT_EQ(y[0].to_vector<float>(), std::vector<float>(100, 3.0F));
+    EXPECT_EQ(host.stream().device(), 1);
+  }
+  // Already on GPU 0: refused on GPU 1, with the input's name.
+  const Array on_gpu0 = Array::from_data(values, {100});
+  on_gpu0.eval();
+  DeviceScope gpu1(Device::gpu(1));
+  const std::string m = test::expect_error(ErrorCode::InvalidArgument, [&] {
+    twice.apply({on_gpu0}, {OutputSpec{{100}, Dtype::Float32}}, Dim3{100}, Dim3{64});
+  });
+  EXPECT_TRUE(test::contains(m, "'x' is on GPU 0")) << m;
+}
+
+}  // namespace
+}  // namespace kreg
