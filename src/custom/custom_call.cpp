@@ -2,7 +2,8 @@
 
 #include <kreg/registry.hpp>
 
-#include "array/stream_state.hpp"
+#include "array/launch_support.hpp"
+#include "array/parameters.hpp"
 #include "cuda/context.hpp"
 #include "cuda/launch_limits.hpp"
 #include "cuda/stream.hpp"
@@ -15,48 +16,6 @@
 
 namespace kreg::custom {
 namespace {
-
-// Parameter values, each at its natural alignment, and the pointer array the driver reads.
-// Kept inline for the usual few dozen parameters: this is on every launch. Each pointer is
-// taken when its value is stored and stays valid: inline bytes never move, and a spilled
-// value keeps its heap block when the spill list grows.
-class Parameters {
- public:
-  void add(const void* value, std::size_t size, std::size_t align) {
-    const std::size_t at = (used_ + align - 1) / align * align;
-    void* where = nullptr;
-    if (at + size <= kInlineBytes) {
-      where = bytes_ + at;
-      used_ = at + size;
-    } else {
-      spill_.emplace_back(size);
-      where = spill_.back().data();
-    }
-    std::memcpy(where, value, size);
-    if (count_ < kInlinePointers) {
-      pointers_[count_] = where;
-    } else {
-      if (more_.empty()) more_.assign(pointers_, pointers_ + kInlinePointers);
-      more_.push_back(where);
-    }
-    ++count_;
-  }
-  template <class T>
-  void add(const T& value) {
-    add(&value, sizeof(T), alignof(T));
-  }
-  void** pointers() { return count_ <= kInlinePointers ? pointers_ : more_.data(); }
-
- private:
-  static constexpr std::size_t kInlineBytes = 1024;
-  static constexpr std::size_t kInlinePointers = 64;
-  alignas(16) unsigned char bytes_[kInlineBytes] = {};
-  std::size_t used_ = 0;
-  void* pointers_[kInlinePointers] = {};
-  std::size_t count_ = 0;
-  std::vector<void*> more_;
-  std::vector<std::vector<unsigned char>> spill_;
-};
 
 struct Uint3 {
   unsigned x, y, z;
@@ -90,9 +49,6 @@ void convert(double value, Dtype dtype, unsigned char* out) {
   }
 }
 
-std::uint64_t address_of(const detail::ArrayNode& node) {
-  return node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
-}
 
 }  // namespace
 
@@ -122,43 +78,26 @@ void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
   const int device = stream.device();
   cuda::ContextScope context(device);
   void* native = stream.native().native;
-  const bool reusable = detail::stream_state(stream)->reusable();
   const Kernel& kernel = variant->kernel(device, kernel_name);
   if (shared_memory > std::size_t{48} * 1024) {
     cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
   }
 
-  Parameters params;
-  // Inputs computed on another stream: this launch waits for them, and their streams wait
-  // for this launch before they may free or overwrite the memory.
-  std::vector<void*> other_streams;
-  std::vector<std::shared_ptr<detail::ArrayNode>> copies;  // contiguous copies, until launched
+  detail::Parameters params;
+  detail::LaunchInputs launch_inputs(stream);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::shared_ptr<detail::ArrayNode>& input = inputs[i].node();
     const detail::ArrayNode* node = input.get();
-    const std::size_t itemsize = size_of(node->dtype);
-    const InputKind kind = variant->kinds[i];
     Shape packed;  // strides of a by-value input, which is always packed row-major
-    const Shape* strides = &node->strides;
-    if (kind == InputKind::Pointer) {
-      if (ensure_row_contiguous && !(node->evaluated() && node->row_contiguous())) {
-        copies.push_back(detail::contiguous(input, stream));
-        node = copies.back().get();
-        strides = &node->strides;
-      } else {
-        detail::evaluate(input);
-      }
-      void* producer = node->stream.native().native;
-      if (producer != native || node->stream.device() != device) {
-        cuda::order_after(native, producer);
-        other_streams.push_back(producer);
-      }
-      const std::uint64_t address = node->size() == 0 ? 0 : address_of(*node);
-      params.add(address);
+    const Shape* strides = nullptr;
+    if (variant->kinds[i] == InputKind::Pointer) {
+      node = &launch_inputs.pointer(input, ensure_row_contiguous);
+      strides = &node->strides;
+      params.add(detail::element_address(*node));
     } else {
       // By value: the launch copies the elements, row-major, into the parameter space.
       const std::vector<unsigned char> values = detail::host_values(input);
-      params.add(values.data(), values.size(), itemsize);
+      params.add(values.data(), values.size(), size_of(node->dtype));
       packed = detail::row_major_strides(node->shape);
       strides = &packed;
     }
@@ -184,7 +123,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
     const Dtype dtype = variant->output_dtypes[i];
     // Outputs nobody holds any more are still written by the kernel.
     const auto count = static_cast<std::size_t>(output_sizes[i]);
-    auto buffer = cuda::Buffer::allocate(count * size_of(dtype), device, native, reusable);
+    auto buffer = detail::allocate_output(output_sizes[i], dtype, stream);
     if (init_value.has_value()) {
       unsigned char value[8] = {};
       convert(*init_value, dtype, value);
@@ -199,7 +138,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
                     (grid.y + threadgroup.y - 1) / threadgroup.y,
                     (grid.z + threadgroup.z - 1) / threadgroup.z};
   kernel.launch_raw(blocks, threadgroup, shared_memory, StreamRef{native}, params.pointers());
-  for (void* other : other_streams) cuda::order_after(other, native);
+  launch_inputs.launched();
 
   for (std::size_t i = 0; i < live.size(); ++i) {
     if (live[i] != nullptr) live[i]->buffer = buffers[i];

@@ -1,6 +1,7 @@
 #include <kreg/custom_kernel.hpp>
 #include <kreg/registry.hpp>
 
+#include "array/launch_support.hpp"
 #include "array/node.hpp"
 #include "core/hash.hpp"
 #include "cuda/device.hpp"
@@ -82,24 +83,6 @@ custom::InputKind kind_of(const Array& input) {
   if (input.ndim() == 0) return custom::InputKind::Scalar;
   const std::int64_t n = input.size();
   return n > 0 && n < 8 ? custom::InputKind::Small : custom::InputKind::Pointer;
-}
-
-// An input read through a pointer must be in the launch GPU's memory. Values that are still
-// on the host go wherever they are first needed; anything already on another GPU is refused
-// (kreg does not copy between GPUs behind the caller's back).
-void place_input(const std::string& kernel, const std::string& name, detail::ArrayNode& node,
-                 const Stream& stream) {
-  // A view's memory is its root's.
-  detail::ArrayNode& root = node.base != nullptr ? *node.base : node;
-  if (root.stream.device() == stream.device()) return;
-  if (!root.evaluated() && root.producer == nullptr) {
-    root.stream = stream;
-    node.stream = stream;
-    return;
-  }
-  invalid(kernel, "input '" + name + "' is on GPU " + std::to_string(root.stream.device()) +
-                      " but the kernel runs on GPU " + std::to_string(stream.device()) +
-                      "; copy it there first");
 }
 
 std::string hex(std::uint64_t value) {
@@ -256,7 +239,9 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
   std::shared_ptr<custom::Variant> variant = variant_for(*state_, inputs, outputs, options);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (variant->kinds[i] == custom::InputKind::Pointer) {
-      place_input(state_->name, state_->input_names[i], *inputs[i].node(), stream);
+      detail::place_on_device(*inputs[i].node(), stream,
+                              "custom kernel '" + state_->name + "': input '" +
+                                  state_->input_names[i] + "'");
     }
   }
   if (options.verbose) {
