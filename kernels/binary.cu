@@ -1,0 +1,66 @@
+// out = a op b for float32, float16 and bfloat16, computed in float. b has a's shape, or is a
+// row vector of `period` elements repeated along a (period 0: same shape). Eight elements per
+// thread with vector accesses when the pointers allow it, one at a time otherwise.
+// kreg:entry add_f32=binary<float, 0>
+// kreg:entry add_f16=binary<kreg::half, 0>
+// kreg:entry add_bf16=binary<kreg::bfloat16, 0>
+// kreg:entry sub_f32=binary<float, 1>
+// kreg:entry sub_f16=binary<kreg::half, 1>
+// kreg:entry sub_bf16=binary<kreg::bfloat16, 1>
+// kreg:entry mul_f32=binary<float, 2>
+// kreg:entry mul_f16=binary<kreg::half, 2>
+// kreg:entry mul_bf16=binary<kreg::bfloat16, 2>
+// kreg:entry div_f32=binary<float, 3>
+// kreg:entry div_f16=binary<kreg::half, 3>
+// kreg:entry div_bf16=binary<kreg::bfloat16, 3>
+// kreg:entry scale_f32=scale<float>
+// kreg:entry scale_f16=scale<kreg::half>
+// kreg:entry scale_bf16=scale<kreg::bfloat16>
+#include <kreg/vec.cuh>
+
+template <int Op>
+__device__ inline float apply_op(float x, float y) {
+  if (Op == 0) return x + y;
+  if (Op == 1) return x - y;
+  if (Op == 2) return x * y;
+  return x / y;
+}
+
+template <typename T, int Op>
+__global__ void binary(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                       unsigned long long n, unsigned long long period) {
+  using namespace kreg;
+  const bool vector =
+      vec_aligned(a) && vec_aligned(b) && vec_aligned(out) && period % kVecWidth == 0;
+  for_each_vector(
+      n, vector,
+      [&](unsigned long long i) {
+        const vec8<T> x = load8(a + i);
+        const vec8<T> y = load8(b + (period == 0 ? i : i % period));
+        vec8<T> r;
+#pragma unroll
+        for (int k = 0; k < kVecWidth; ++k) {
+          r.v[k] = from_float<T>(apply_op<Op>(to_float(x.v[k]), to_float(y.v[k])));
+        }
+        store8(out + i, r);
+      },
+      [&](unsigned long long e) {
+        const unsigned long long f = period == 0 ? e : e % period;
+        out[e] = from_float<T>(apply_op<Op>(to_float(a[e]), to_float(b[f])));
+      });
+}
+
+template <typename T>
+__global__ void scale(const T* __restrict__ a, float s, T* __restrict__ out, unsigned long long n) {
+  using namespace kreg;
+  for_each_vector(
+      n, vec_aligned(a) && vec_aligned(out),
+      [&](unsigned long long i) {
+        const vec8<T> x = load8(a + i);
+        vec8<T> r;
+#pragma unroll
+        for (int k = 0; k < kVecWidth; ++k) r.v[k] = from_float<T>(to_float(x.v[k]) * s);
+        store8(out + i, r);
+      },
+      [&](unsigned long long e) { out[e] = from_float<T>(to_float(a[e]) * s); });
+}

@@ -1,0 +1,123 @@
+// RMS norm over the last dimension, one block per row, accumulated in float:
+//   h = x (+ residual);  out = h / sqrt(mean(h^2) + eps) (* weight)
+// With the residual, h is also written to residual_out (rounded to T, and normalized as
+// rounded), which is the fused "add, then norm" of a transformer layer.
+//   constant 200 (bool, default true): multiply by weight
+//   constant 201 (bool, default false): add the residual first
+// kreg:entry rms_norm_f32=rms_norm<float>
+// kreg:entry rms_norm_f16=rms_norm<kreg::half>
+// kreg:entry rms_norm_bf16=rms_norm<kreg::bfloat16>
+// kreg:specialization 201:b1
+// kreg:specialization 200:b0
+// kreg:specialization 200:b0|201:b1
+#include <kreg/kernel.cuh>
+#include <kreg/vec.cuh>
+
+KREG_CONSTANT_DEFAULT(bool, has_weight, 200, true);
+KREG_CONSTANT_DEFAULT(bool, add_residual, 201, false);
+
+template <typename T>
+__global__ void rms_norm(const T* __restrict__ x, const T* __restrict__ weight,
+                         const T* __restrict__ residual, T* __restrict__ out,
+                         T* __restrict__ residual_out, unsigned cols, float eps) {
+  using namespace kreg;
+  __shared__ float scratch[32];
+  const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;
+  const T* xr = x + base;
+  T* outr = out + base;
+  const T* rr = add_residual ? residual + base : nullptr;
+  T* hr = add_residual ? residual_out + base : nullptr;
+  const bool vector = cols % kVecWidth == 0 && vec_aligned(xr) && vec_aligned(outr) &&
+                      (!has_weight || vec_aligned(weight)) &&
+                      (!add_residual || (vec_aligned(rr) && vec_aligned(hr)));
+
+  // Rows of up to kCached vectors per thread stay in registers: one read of x, one write.
+  constexpr unsigned kCached = 4;
+  if (vector && cols <= blockDim.x * kVecWidth * kCached) {
+    vec8<T> h[kCached];
+    float sum = 0.0f;
+#pragma unroll
+    for (unsigned j = 0; j < kCached; ++j) {
+      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
+      if (c >= cols) break;
+      h[j] = load8(xr + c);
+      if (add_residual) {
+        const vec8<T> r = load8(rr + c);
+#pragma unroll
+        for (int k = 0; k < kVecWidth; ++k) {
+          h[j].v[k] = from_float<T>(to_float(h[j].v[k]) + to_float(r.v[k]));
+        }
+        store8(hr + c, h[j]);
+      }
+#pragma unroll
+      for (int k = 0; k < kVecWidth; ++k) sum += to_float(h[j].v[k]) * to_float(h[j].v[k]);
+    }
+    const float inv = rsqrtf(block_sum(sum, scratch) / static_cast<float>(cols) + eps);
+#pragma unroll
+    for (unsigned j = 0; j < kCached; ++j) {
+      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
+      if (c >= cols) break;
+      vec8<T> w;
+      if (has_weight) w = load8(weight + c);
+      vec8<T> o;
+#pragma unroll
+      for (int k = 0; k < kVecWidth; ++k) {
+        const float v = to_float(h[j].v[k]) * inv;
+        o.v[k] = from_float<T>(has_weight ? v * to_float(w.v[k]) : v);
+      }
+      store8(outr + c, o);
+    }
+    return;
+  }
+
+  // Longer rows, or the scalar path: pass 1 computes h and the sum of its squares; each
+  // thread later reads back only what it wrote.
+  float sum = 0.0f;
+  if (vector) {
+    for (unsigned c = threadIdx.x * kVecWidth; c < cols; c += blockDim.x * kVecWidth) {
+      vec8<T> h = load8(xr + c);
+      if (add_residual) {
+        const vec8<T> r = load8(rr + c);
+#pragma unroll
+        for (int k = 0; k < kVecWidth; ++k) {
+          h.v[k] = from_float<T>(to_float(h.v[k]) + to_float(r.v[k]));
+        }
+        store8(hr + c, h);
+      }
+#pragma unroll
+      for (int k = 0; k < kVecWidth; ++k) sum += to_float(h.v[k]) * to_float(h.v[k]);
+    }
+  } else {
+    for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
+      T h = xr[c];
+      if (add_residual) {
+        h = from_float<T>(to_float(h) + to_float(rr[c]));
+        hr[c] = h;
+      }
+      sum += to_float(h) * to_float(h);
+    }
+  }
+  const float inv = rsqrtf(block_sum(sum, scratch) / static_cast<float>(cols) + eps);
+
+  // Pass 2: normalize (the row is in L1 or L2 by now).
+  const T* hsrc = add_residual ? hr : xr;
+  if (vector) {
+    for (unsigned c = threadIdx.x * kVecWidth; c < cols; c += blockDim.x * kVecWidth) {
+      const vec8<T> h = load8(hsrc + c);
+      vec8<T> w;
+      if (has_weight) w = load8(weight + c);
+      vec8<T> o;
+#pragma unroll
+      for (int k = 0; k < kVecWidth; ++k) {
+        const float v = to_float(h.v[k]) * inv;
+        o.v[k] = from_float<T>(has_weight ? v * to_float(w.v[k]) : v);
+      }
+      store8(outr + c, o);
+    }
+  } else {
+    for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float v = to_float(hsrc[c]) * inv;
+      outr[c] = from_float<T>(has_weight ? v * to_float(weight[c]) : v);
+    }
+  }
+}
