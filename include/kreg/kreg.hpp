@@ -10,6 +10,7 @@
 #include <kreg/dtype.hpp>
 #include <kreg/error.hpp>
 #include <kreg/kernel.hpp>
+#include <kreg/ops.hpp>
 #include <kreg/registry.hpp>
 #include <kreg/stream.hpp>
 #include <kreg/types.hpp>

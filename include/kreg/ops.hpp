@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Typed operations on arrays, backed by kreg's built-in kernels. Each returns a pending
+/// array, like `CustomKernel::apply`: the kernel is picked (by dtype and constants), the
+/// launch geometry computed, and the work done when the result is evaluated. Inputs may be
+/// views: non-contiguous ones are copied to row-major order first, and misaligned ones take
+/// the kernels' scalar path. Shape, dtype and argument errors are `InvalidArgument`, thrown
+/// at the call. Dtypes: float32, float16 and bfloat16, unless noted.
+
+#include <kreg/array.hpp>
+
+#include <optional>
+#include <utility>
+
+namespace kreg::ops {
+
+/// a + b, a - b, a * b, a / b, computed in float. `b` has `a`'s shape, or is a 1-D row
+/// vector as long as `a`'s last dimension (added to every row). Same dtype.
+Array add(const Array& a, const Array& b);
+Array sub(const Array& a, const Array& b);
+Array mul(const Array& a, const Array& b);
+Array div(const Array& a, const Array& b);
+/// a * s.
+Array scale(const Array& a, float s);
+
+/// `a` converted to `dtype`, rounding to nearest even: float32 to and from float16 and
+/// bfloat16. The same dtype returns `a` itself.
+Array cast(const Array& a, Dtype dtype);
+
+/// RMS norm over the last dimension: x / sqrt(mean(x^2) + eps) * weight, in float. `weight`
+/// is 1-D, as long as the last dimension, of x's dtype; without it, no scaling.
+Array rms_norm(const Array& x, const std::optional<Array>& weight, float eps);
+/// The fused form for a transformer layer: h = x + residual (rounded to the dtype), then the
+/// RMS norm of h. Returns {norm, h}; h is the next layer's residual.
+std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual,
+                                     const std::optional<Array>& weight, float eps);
+
+}  // namespace kreg::ops

@@ -1,0 +1,79 @@
+// The ops' argument checks, each an InvalidArgument at the call. Needs no GPU: ops are lazy.
+#include "test_support.hpp"
+
+#include <cmath>
+
+namespace kreg {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+Array f32(Shape shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return Array::from_data(std::vector<float>(static_cast<std::size_t>(n), 1.0F), std::move(shape));
+}
+
+TEST(OpsChecks, ElementwiseShapesAndDtypes) {
+  const Array a = f32({4, 8});
+  EXPECT_NO_THROW(ops::add(a, f32({4, 8})));
+  EXPECT_NO_THROW(ops::mul(a, f32({8})));  // a row, broadcast
+  std::string m = expect_error(ErrorCode::InvalidArgument, [&] { ops::sub(a, f32({4})); });
+  EXPECT_TRUE(contains(m, "[4]")) << m;
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::div(a, f32({1, 8})); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::add(a, f32({4, 8, 1})); });
+  const Array ints = Array::from_data<int>({1, 2}, {2});
+  m = expect_error(ErrorCode::InvalidArgument, [&] { ops::add(ints, ints); });
+  EXPECT_TRUE(contains(m, "int32")) << m;
+  const Array h = Array::from_data<half>(std::vector<half>(32, half(1.0F)), {4, 8});
+  m = expect_error(ErrorCode::InvalidArgument, [&] { ops::add(a, h); });
+  EXPECT_TRUE(contains(m, "float16")) << m;
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::add(Array(), a); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::scale(ints, 2.0F); });
+  EXPECT_EQ(ops::add(a, a).shape(), a.shape());
+  EXPECT_FALSE(ops::add(a, a).is_evaluated());
+}
+
+TEST(OpsChecks, Casts) {
+  const Array a = f32({3});
+  EXPECT_EQ(ops::cast(a, Dtype::BFloat16).dtype(), Dtype::BFloat16);
+  EXPECT_EQ(ops::cast(a, Dtype::Float32).node(), a.node());  // same dtype: the array itself
+  const Array h = ops::cast(a, Dtype::Float16);
+  EXPECT_EQ(ops::cast(h, Dtype::Float32).dtype(), Dtype::Float32);
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::cast(h, Dtype::BFloat16); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::cast(a, Dtype::Int32); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::cast(a, Dtype::Float64); });
+}
+
+TEST(OpsChecks, RmsNorm) {
+  const Array x = f32({4, 16});
+  EXPECT_NO_THROW(ops::rms_norm(x, f32({16}), 1e-6F));
+  EXPECT_NO_THROW(ops::rms_norm(x, std::nullopt, 1e-6F));
+  std::string m =
+      expect_error(ErrorCode::InvalidArgument, [&] { ops::rms_norm(x, f32({15}), 1e-6F); });
+  EXPECT_TRUE(contains(m, "weight")) << m;
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rms_norm(x, f32({1, 16}), 1e-6F); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rms_norm(x, f32({16}), -1.0F); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rms_norm(x, f32({16}), std::nanf("")); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rms_norm(f32({}), std::nullopt, 1e-6F); });
+  expect_error(ErrorCode::InvalidArgument, [&] {
+    ops::rms_norm(f32({4, 0}), std::nullopt, 1e-6F);
+  });
+  m = expect_error(ErrorCode::InvalidArgument, [&] {
+    ops::add_rms_norm(x, f32({4, 8}), std::nullopt, 1e-6F);
+  });
+  EXPECT_TRUE(contains(m, "residual")) << m;
+  auto [normed, h] = ops::add_rms_norm(x, f32({4, 16}), f32({16}), 1e-6F);
+  EXPECT_EQ(normed.shape(), x.shape());
+  EXPECT_EQ(h.shape(), x.shape());
+}
+
+TEST(OpsChecks, CpuScopeRefuses) {
+  const Array a = f32({4});
+  DeviceScope cpu(Device::cpu());
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::add(a, a); });
+}
+
+}  // namespace
+}  // namespace kreg
