@@ -12,7 +12,9 @@
 #include <kreg/kreg.hpp>
 
 #include <cuda.h>
+
 #include <nvrtc.h>
+#include "bench_support.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,26 +27,13 @@
 
 namespace {
 
+using kreg::bench::require;
+using kreg::bench::start_driver;
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-void require(CUresult result, const char* what) {
-  if (result != CUDA_SUCCESS) {
-    throw std::runtime_error(std::string(what) + " failed (" +
-                             std::to_string(static_cast<int>(result)) + ")");
-  }
-}
-
-void start_driver() {
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  require(cuInit(0), "cuInit");
-  require(cuDeviceGet(&device, 0), "cuDeviceGet");
-  require(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-  require(cuCtxSetCurrent(context), "cuCtxSetCurrent");
 }
 
 double median(std::vector<double> v) {

@@ -6,6 +6,8 @@
 
 #include <cuda.h>
 
+#include "bench_support.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -16,14 +18,12 @@
 
 namespace {
 
+using kreg::bench::require;
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-void require(CUresult result, const char* what) {
-  if (result != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + " failed");
 }
 
 // First get + launch + synchronize of `name` on `device`, then the mean of 1000 launches.

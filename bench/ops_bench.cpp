@@ -1,0 +1,122 @@
+// Effective bandwidth of the ops at sizes well past L2 (bytes read plus written, over the
+// median time), against a device-to-device copy measured in the same run.
+//
+//   kreg_ops_bench            prints one line per op: name, time, GB/s, fraction of copy
+#include <kreg/kreg.hpp>
+
+#include <cuda.h>
+
+#include "bench_support.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using kreg::bench::require;
+using kreg::bench::start_driver;
+
+// Median over 5 repetitions of the mean time of 20 back-to-back runs, in milliseconds.
+double time_ms(const std::function<void()>& run) {
+  CUevent start = nullptr;
+  CUevent stop = nullptr;
+  require(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  require(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  run();  // warm: compile or load, first allocations
+  require(cuCtxSynchronize(), "cuCtxSynchronize");
+  std::vector<double> times;
+  for (int rep = 0; rep < 5; ++rep) {
+    require(cuEventRecord(start, nullptr), "cuEventRecord");
+    for (int i = 0; i < 20; ++i) run();
+    require(cuEventRecord(stop, nullptr), "cuEventRecord");
+    require(cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    require(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms / 20.0);
+  }
+  cuEventDestroy(start);
+  cuEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+double copy_gbps = 0;
+
+void report(const char* name, double bytes, double ms) {
+  const double gbps = bytes / (ms * 1e-3) / 1e9;
+  if (copy_gbps == 0) copy_gbps = gbps;
+  std::printf("%-34s %9.3f ms %8.0f GB/s %6.1f%% of copy\n", name, ms, gbps,
+              100.0 * gbps / copy_gbps);
+}
+
+}  // namespace
+
+int main() {
+  try {
+    start_driver();
+    using kreg::Array;
+    using kreg::Dtype;
+    constexpr std::int64_t n = std::int64_t{256} << 20;  // elements
+    constexpr std::int64_t rows = 65536;
+    constexpr std::int64_t cols = 4096;
+
+    {
+      const std::size_t bytes = n * 4;
+      CUdeviceptr a = 0;
+      CUdeviceptr b = 0;
+      require(cuMemAlloc(&a, bytes), "cuMemAlloc");
+      require(cuMemAlloc(&b, bytes), "cuMemAlloc");
+      report("copy (cuMemcpyDtoD, 1 GiB)", 2.0 * bytes,
+             time_ms([&] { require(cuMemcpyDtoDAsync(b, a, bytes, nullptr), "copy"); }));
+      cuMemFree(a);
+      cuMemFree(b);
+    }
+    for (Dtype dtype : {Dtype::Float32, Dtype::BFloat16}) {
+      const auto size = static_cast<double>(kreg::size_of(dtype));
+      const std::string t = kreg::to_string(dtype);
+      const Array a = Array::empty({n}, dtype);
+      const Array b = Array::empty({n}, dtype);
+      kreg::eval({a, b});
+      report(("add " + t).c_str(), 3.0 * size * n, time_ms([&] { kreg::ops::add(a, b).eval(); }));
+      report(("scale " + t).c_str(), 2.0 * size * n,
+             time_ms([&] { kreg::ops::scale(a, 1.5F).eval(); }));
+      // The same with the input 1024 elements into its allocation: shows whether the input and
+      // the output falling on the same low address bits costs bandwidth.
+      const Array shifted = Array::empty({n + 1024}, dtype).slice(0, 1024, n + 1024);
+      shifted.eval();
+      report(("scale " + t + " (input shifted)").c_str(), 2.0 * size * n,
+             time_ms([&] { kreg::ops::scale(shifted, 1.5F).eval(); }));
+    }
+    {
+      const Array a = Array::empty({n}, Dtype::Float32);
+      a.eval();
+      report("cast float32 -> bfloat16", 6.0 * n,
+             time_ms([&] { kreg::ops::cast(a, Dtype::BFloat16).eval(); }));
+      const Array h = Array::empty({n}, Dtype::BFloat16);
+      h.eval();
+      report("cast bfloat16 -> float32", 6.0 * n,
+             time_ms([&] { kreg::ops::cast(h, Dtype::Float32).eval(); }));
+    }
+    for (Dtype dtype : {Dtype::Float32, Dtype::BFloat16}) {
+      const auto size = static_cast<double>(kreg::size_of(dtype));
+      const std::string t = kreg::to_string(dtype);
+      const Array x = Array::empty({rows, cols}, dtype);
+      const Array r = Array::empty({rows, cols}, dtype);
+      const Array w = Array::from_data(std::vector<float>(cols, 1.0F), {cols});
+      const Array weight = dtype == Dtype::Float32 ? w : kreg::ops::cast(w, dtype);
+      kreg::eval({x, r, weight});
+      report(("rms_norm " + t + " 64Kx4096").c_str(), 2.0 * size * rows * cols,
+             time_ms([&] { kreg::ops::rms_norm(x, weight, 1e-6F).eval(); }));
+      report(("add_rms_norm " + t + " 64Kx4096").c_str(), 4.0 * size * rows * cols,
+             time_ms([&] { kreg::eval({kreg::ops::add_rms_norm(x, r, weight, 1e-6F).first}); }));
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
