@@ -67,25 +67,41 @@ __device__ inline T from_float(float x) {
   return T(x);
 }
 
-/// Sum over the warp; every lane gets the result.
-__device__ inline float warp_sum(float v) {
+/// Combines over the warp; every lane gets the result.
+template <class Op>
+__device__ inline float warp_reduce(float v, Op op) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
-/// Sum over the block (at most 1024 threads); every thread gets the result. `scratch` holds
-/// 32 floats of shared memory, free for reuse after the call returns.
-__device__ inline float block_sum(float v, float* scratch) {
+/// Combines over the block (at most 1024 threads); every thread gets the result. `scratch`
+/// holds 32 floats of shared memory, free for reuse after the call returns; `identity` is
+/// what a missing warp contributes.
+template <class Op>
+__device__ inline float block_reduce(float v, float* scratch, Op op, float identity) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned warp = threadIdx.x / 32;
-  v = warp_sum(v);
+  v = warp_reduce(v, op);
   __syncthreads();  // scratch may still be read by a previous call
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   const unsigned warps = (blockDim.x + 31) / 32;
-  v = lane < warps ? scratch[lane] : 0.0f;
-  return warp_sum(v);
+  return warp_reduce(lane < warps ? scratch[lane] : identity, op);
+}
+
+struct Sum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Max {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+__device__ inline float block_sum(float v, float* scratch) {
+  return block_reduce(v, scratch, Sum{}, 0.0f);
+}
+__device__ inline float block_max(float v, float* scratch) {
+  return block_reduce(v, scratch, Max{}, -__int_as_float(0x7f800000));
 }
 
 }  // namespace kreg

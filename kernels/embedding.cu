@@ -1,0 +1,32 @@
+// Embedding gather: out[r, :] = table[ids[r], :], one block per id. An id outside the table
+// (negative, or not below `vocab`) gives a row of zeros: a device-side error would poison the
+// whole context.
+// kreg:entry embedding_f32_i32=embedding<float, int>
+// kreg:entry embedding_f16_i32=embedding<kreg::half, int>
+// kreg:entry embedding_bf16_i32=embedding<kreg::bfloat16, int>
+// kreg:entry embedding_f32_i64=embedding<float, long long>
+// kreg:entry embedding_f16_i64=embedding<kreg::half, long long>
+// kreg:entry embedding_bf16_i64=embedding<kreg::bfloat16, long long>
+#include <kreg/vec.cuh>
+
+template <typename T, typename I>
+__global__ void embedding(const T* __restrict__ table, const I* __restrict__ ids,
+                          T* __restrict__ out, unsigned cols, unsigned long long vocab) {
+  using namespace kreg;
+  const I id = ids[blockIdx.x];
+  const bool inside = id >= 0 && static_cast<unsigned long long>(id) < vocab;
+  const T* src = table + (inside ? static_cast<unsigned long long>(id) : 0ULL) * cols;
+  T* dst = out + static_cast<unsigned long long>(blockIdx.x) * cols;
+  if (cols % kVecWidth == 0 && vec_aligned(src) && vec_aligned(dst)) {
+    vec8<T> zero;
+#pragma unroll
+    for (int k = 0; k < kVecWidth; ++k) zero.v[k] = from_float<T>(0.0f);
+    for (unsigned c = threadIdx.x * kVecWidth; c < cols; c += blockDim.x * kVecWidth) {
+      store8(dst + c, inside ? load8(src + c) : zero);
+    }
+  } else {
+    for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
+      dst[c] = inside ? src[c] : from_float<T>(0.0f);
+    }
+  }
+}
