@@ -35,4 +35,29 @@ Array rms_norm(const Array& x, const std::optional<Array>& weight, float eps);
 std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual,
                                      const std::optional<Array>& weight, float eps);
 
+/// Row softmax over the last dimension, in float: softmax(x * scale + mask). The additive
+/// `mask` (x's dtype; -inf excludes an element) has x's shape, or is one row (1-D, as long as
+/// the last dimension) shared by every row. A row whose logits are all -inf gives zeros.
+Array softmax(const Array& x, float scale = 1.0F, const std::optional<Array>& mask = std::nullopt);
+
+/// silu(a) * b, elementwise (a and b of one shape and dtype): the gate of a SwiGLU MLP.
+Array swiglu(const Array& a, const Array& b);
+/// GELU: x * Phi(x), with the exact (erf) form, or the tanh approximation.
+Array gelu(const Array& x, bool tanh_approximation = false);
+
+/// The rows of `table` (2-D: vocabulary x width) that `ids` (int32 or int64, any shape) pick;
+/// the result has ids' shape plus the width. An id outside the table gives a row of zeros.
+Array embedding(const Array& table, const Array& ids);
+
+/// Sum and maximum over the last dimension, in float; float32 results, shaped as x without its
+/// last dimension.
+Array row_sum(const Array& x);
+Array row_max(const Array& x);
+/// The index of the largest element of each row (the first, on a tie; NaN never wins), int64.
+Array argmax(const Array& x);
+
+/// y = W x for decode: W is 2-D (rows x cols; float32, float16 or bfloat16), x is float32 of
+/// cols elements; y is float32 of rows elements, accumulated in float.
+Array gemv(const Array& w, const Array& x);
+
 }  // namespace kreg::ops

@@ -39,6 +39,29 @@ Dim3 elementwise_grid(std::int64_t n) {
   return Dim3{static_cast<unsigned>(std::min<std::int64_t>(blocks, 0x7fffffff))};
 }
 
+// Row kernels: one block per row, in whole warps, with up to four vectors of eight elements
+// per thread, so that rows of up to 32768 elements fit in registers where a kernel keeps them.
+unsigned row_threads(std::int64_t cols) {
+  const std::int64_t per_thread = (cols + 31) / 32;
+  return static_cast<unsigned>(std::clamp<std::int64_t>((per_thread + 31) / 32 * 32, 32, 1024));
+}
+
+// The rows and width of a row-wise op's input, checked.
+std::pair<std::int64_t, std::int64_t> rows_of(const std::string& op, const Array& x) {
+  if (x.ndim() < 1) invalid(op, "x must have at least one dimension");
+  const std::int64_t cols = x.shape().back();
+  if (cols <= 0 || cols > std::numeric_limits<unsigned>::max()) {
+    invalid(op, "the last dimension (" + std::to_string(cols) + ") must be between 1 and 2^32-1");
+  }
+  const std::int64_t rows = x.size() / cols;
+  if (rows > 0x7fffffff) invalid(op, "too many rows (" + std::to_string(rows) + ")");
+  return {rows, cols};
+}
+
+Shape without_last(const Shape& shape) {
+  return {shape.begin(), shape.end() - 1};
+}
+
 Array binary(const std::string& op, const Array& a, const Array& b) {
   const char* type = suffix(op, "a", a);
   suffix(op, "b", b);
@@ -69,11 +92,7 @@ Array binary(const std::string& op, const Array& a, const Array& b) {
 std::pair<Array, Array> norm(const std::string& op, const Array& x, const Array* residual,
                              const std::optional<Array>& weight, float eps) {
   const char* type = suffix(op, "x", x);
-  if (x.ndim() < 1) invalid(op, "x must have at least one dimension");
-  const std::int64_t cols = x.shape().back();
-  if (cols <= 0 || cols > std::numeric_limits<unsigned>::max()) {
-    invalid(op, "the last dimension (" + std::to_string(cols) + ") must be between 1 and 2^32-1");
-  }
+  const auto [rows, cols] = rows_of(op, x);
   if (!std::isfinite(eps) || eps < 0) invalid(op, "eps must be finite and not negative");
   if (weight.has_value()) {
     suffix(op, "weight", *weight);
@@ -89,13 +108,7 @@ std::pair<Array, Array> norm(const std::string& op, const Array& x, const Array*
       invalid(op, "residual must have x's shape and dtype");
     }
   }
-  const std::int64_t rows = x.size() / cols;
-  if (rows > 0x7fffffff) invalid(op, "too many rows (" + std::to_string(rows) + ")");
-  // One block per row, in whole warps, with up to four vectors of eight elements per thread:
-  // rows of up to 32768 elements stay in registers (see kernels/rms_norm.cu).
-  const std::int64_t per_thread = (cols + 31) / 32;
-  const auto threads =
-      static_cast<unsigned>(std::clamp<std::int64_t>((per_thread + 31) / 32 * 32, 32, 1024));
+  const unsigned threads = row_threads(cols);
   // Only what differs from the source's defaults, so that the keys are those of the listed
   // specializations, which are precompiled.
   Constants constants;
@@ -182,6 +195,146 @@ Array rms_norm(const Array& x, const std::optional<Array>& weight, float eps) {
 std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual,
                                      const std::optional<Array>& weight, float eps) {
   return norm("add_rms_norm", x, &residual, weight, eps);
+}
+
+Array softmax(const Array& x, float scale, const std::optional<Array>& mask) {
+  const char* type = suffix("softmax", "x", x);
+  const auto [rows, cols] = rows_of("softmax", x);
+  if (!std::isfinite(scale)) invalid("softmax", "scale must be finite");
+  std::uint64_t mask_stride = 0;
+  if (mask.has_value()) {
+    suffix("softmax", "mask", *mask);
+    if (mask->dtype() != x.dtype()) invalid("softmax", "mask must have x's dtype");
+    if (mask->shape() == x.shape()) {
+      mask_stride = static_cast<std::uint64_t>(cols);
+    } else if (mask->shape() != Shape{cols}) {
+      invalid("softmax", "mask's shape " + shape_text(mask->shape()) + " is neither x's " +
+                             shape_text(x.shape()) + " nor one row of it");
+    }
+  }
+  Constants constants;
+  if (mask.has_value()) constants.bools.emplace_back(200, true);
+  auto call =
+      std::make_shared<KernelCall>(std::string("softmax_") + type, constants,
+                                   Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
+  call->input(x);
+  if (mask.has_value()) {
+    call->input(*mask);
+  } else {
+    call->null();
+  }
+  call->output(0);
+  call->value(static_cast<unsigned>(cols));
+  call->value(mask_stride);
+  call->value(scale);
+  return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
+}
+
+Array swiglu(const Array& a, const Array& b) {
+  const char* type = suffix("swiglu", "a", a);
+  suffix("swiglu", "b", b);
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+    invalid("swiglu", "a and b must have one shape and dtype");
+  }
+  const std::int64_t n = a.size();
+  auto call = std::make_shared<KernelCall>(std::string("swiglu_") + type, Constants{},
+                                           elementwise_grid(n), Dim3{256});
+  call->input(a);
+  call->input(b);
+  call->output(0);
+  call->value(static_cast<std::uint64_t>(n));
+  return KernelCall::launch(call, {{a.shape(), a.dtype()}})[0];
+}
+
+Array gelu(const Array& x, bool tanh_approximation) {
+  const char* type = suffix("gelu", "x", x);
+  const std::int64_t n = x.size();
+  Constants constants;
+  if (tanh_approximation) constants.bools.emplace_back(200, true);
+  auto call = std::make_shared<KernelCall>(std::string("gelu_") + type, constants,
+                                           elementwise_grid(n), Dim3{256});
+  call->input(x);
+  call->output(0);
+  call->value(static_cast<std::uint64_t>(n));
+  return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
+}
+
+Array embedding(const Array& table, const Array& ids) {
+  const char* type = suffix("embedding", "table", table);
+  if (table.ndim() != 2) invalid("embedding", "the table must be 2-D (vocabulary x width)");
+  if (!ids.valid() || (ids.dtype() != Dtype::Int32 && ids.dtype() != Dtype::Int64)) {
+    invalid("embedding", "ids must be int32 or int64");
+  }
+  const std::int64_t vocab = table.shape()[0];
+  const std::int64_t cols = table.shape()[1];
+  if (cols <= 0 || cols > std::numeric_limits<unsigned>::max()) {
+    invalid("embedding", "the table's width must be between 1 and 2^32-1");
+  }
+  const std::int64_t count = ids.size();
+  if (count > 0x7fffffff) invalid("embedding", "too many ids");
+  Shape shape = ids.shape();
+  shape.push_back(cols);
+  if (shape.size() > 8) invalid("embedding", "the result would have more than 8 dimensions");
+  const std::string entry =
+      std::string("embedding_") + type + (ids.dtype() == Dtype::Int32 ? "_i32" : "_i64");
+  const auto threads =
+      static_cast<unsigned>(std::clamp<std::int64_t>(((cols + 7) / 8 + 31) / 32 * 32, 32, 1024));
+  auto call = std::make_shared<KernelCall>(entry, Constants{}, Dim3{static_cast<unsigned>(count)},
+                                           Dim3{threads});
+  call->input(table);
+  call->input(ids);
+  call->output(0);
+  call->value(static_cast<unsigned>(cols));
+  call->value(static_cast<std::uint64_t>(vocab));
+  return KernelCall::launch(call, {{shape, table.dtype()}})[0];
+}
+
+namespace {
+
+Array row_op(const std::string& op, const std::string& kernel, const Array& x, Dtype result) {
+  const char* type = suffix(op, "x", x);
+  const auto [rows, cols] = rows_of(op, x);
+  auto call = std::make_shared<KernelCall>(
+      kernel + "_" + type, Constants{}, Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
+  call->input(x);
+  call->output(0);
+  call->value(static_cast<unsigned>(cols));
+  return KernelCall::launch(call, {{without_last(x.shape()), result}})[0];
+}
+
+}  // namespace
+
+Array row_sum(const Array& x) {
+  return row_op("row_sum", "row_sum", x, Dtype::Float32);
+}
+Array row_max(const Array& x) {
+  return row_op("row_max", "row_max", x, Dtype::Float32);
+}
+Array argmax(const Array& x) {
+  return row_op("argmax", "argmax", x, Dtype::Int64);
+}
+
+Array gemv(const Array& w, const Array& x) {
+  const char* type = suffix("gemv", "w", w);
+  if (w.ndim() != 2) invalid("gemv", "w must be 2-D (rows x cols)");
+  const std::int64_t rows = w.shape()[0];
+  const std::int64_t cols = w.shape()[1];
+  if (!x.valid() || x.dtype() != Dtype::Float32 || x.shape() != Shape{cols}) {
+    invalid("gemv", "x must be float32 of " + std::to_string(cols) + " elements");
+  }
+  if (cols > std::numeric_limits<unsigned>::max() || rows > std::numeric_limits<unsigned>::max()) {
+    invalid("gemv", "w is too large");
+  }
+  // Eight rows per block of 256 threads, a warp each.
+  const auto blocks = static_cast<unsigned>((rows + 7) / 8);
+  auto call = std::make_shared<KernelCall>(std::string("gemv_") + type, Constants{}, Dim3{blocks},
+                                           Dim3{256});
+  call->input(w);
+  call->input(x);
+  call->output(0);
+  call->value(static_cast<unsigned>(rows));
+  call->value(static_cast<unsigned>(cols));
+  return KernelCall::launch(call, {{Shape{rows}, Dtype::Float32}})[0];
 }
 
 }  // namespace kreg::ops

@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 namespace kreg {
@@ -234,6 +235,184 @@ TYPED_TEST(OpsGpu, RmsNormEveryConstantAndShape) {
   for (int c = 0; c < 64; ++c) want[c] = x.exact[c] / std::sqrt(sum / 64 + eps);
   EXPECT_TRUE(matches<T>(ops::rms_norm(misaligned(x.values), std::nullopt, eps), want,
                          2 * tolerance<T>(), "rms_norm, misaligned"));
+}
+
+}  // namespace
+}  // namespace kreg
+
+namespace kreg {
+namespace {
+
+template <class T>
+class RowOpsGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { KREG_REQUIRE_GPU(); }
+  std::mt19937 rng_{77};
+};
+TYPED_TEST_SUITE(RowOpsGpu, FloatTypes);
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+
+const std::pair<int, int> kRowShapes[] = {{1, 1},     {3, 7},    {4, 8},
+                                          {64, 1000}, {5, 4096}, {2, 40000}};
+
+TYPED_TEST(RowOpsGpu, SoftmaxWithScaleAndMasks) {
+  using T = TypeParam;
+  for (const auto& [rows, cols] : kRowShapes) {
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    const auto x = random_data<T>(n, this->rng_, -4.0, 4.0);
+    auto full = random_data<T>(n, this->rng_, -1.0, 1.0);
+    for (std::size_t i = 0; i < n; i += 3) {  // some excluded elements
+      full.values[i] = T(-kInfF);
+      full.exact[i] = -kInf;
+    }
+    const auto row = random_data<T>(cols, this->rng_, -1.0, 1.0);
+    const float scale = 0.7F;
+    for (int form = 0; form < 3; ++form) {  // no mask, full mask, one-row mask
+      std::vector<double> want(n);
+      for (int r = 0; r < rows; ++r) {
+        std::vector<double> logits(cols);
+        double top = -kInf;
+        for (int c = 0; c < cols; ++c) {
+          const std::size_t i = static_cast<std::size_t>(r) * cols + c;
+          logits[c] = x.exact[i] * scale + (form == 1   ? full.exact[i]
+                                            : form == 2 ? row.exact[c]
+                                                        : 0.0);
+          top = std::max(top, logits[c]);
+        }
+        double sum = 0;
+        for (int c = 0; c < cols; ++c) sum += top == -kInf ? 0.0 : std::exp(logits[c] - top);
+        for (int c = 0; c < cols; ++c) {
+          want[static_cast<std::size_t>(r) * cols + c] =
+              top == -kInf ? 0.0 : std::exp(logits[c] - top) / sum;
+        }
+      }
+      std::optional<Array> mask;
+      if (form == 1) mask = Array::from_data(full.values, {rows, cols});
+      if (form == 2) mask = Array::from_data(row.values, {cols});
+      poison(n * sizeof(T));
+      const Array out = ops::softmax(Array::from_data(x.values, {rows, cols}), scale, mask);
+      EXPECT_TRUE(matches<T>(out, want, 4 * tolerance<T>() + 1e-6,
+                             "softmax " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                 " form " + std::to_string(form)));
+    }
+  }
+  // One misaligned row, and a row that is entirely masked out.
+  const auto x = random_data<T>(64, this->rng_);
+  double top = -kInf;
+  for (double v : x.exact) top = std::max(top, v);
+  double sum = 0;
+  for (double v : x.exact) sum += std::exp(v - top);
+  std::vector<double> want(64);
+  for (int c = 0; c < 64; ++c) want[c] = std::exp(x.exact[c] - top) / sum;
+  EXPECT_TRUE(matches<T>(ops::softmax(misaligned(x.values)), want, 4 * tolerance<T>() + 1e-6,
+                         "softmax, misaligned"));
+  const Array dead = Array::from_data(std::vector<T>(16, T(-kInfF)), {16});
+  EXPECT_TRUE(matches<T>(ops::softmax(dead), std::vector<double>(16, 0.0), 0.0, "all -inf"));
+}
+
+TYPED_TEST(RowOpsGpu, SwigluAndGelu) {
+  using T = TypeParam;
+  for (std::size_t n : {1UL, 13UL, 4096UL, 1000003UL}) {
+    const auto a = random_data<T>(n, this->rng_, -5.0, 5.0);
+    const auto b = random_data<T>(n, this->rng_);
+    const auto shape = Shape{static_cast<std::int64_t>(n)};
+    std::vector<double> want(n);
+    for (std::size_t i = 0; i < n; ++i)
+      want[i] = a.exact[i] / (1.0 + std::exp(-a.exact[i])) * b.exact[i];
+    poison(n * sizeof(T));
+    EXPECT_TRUE(matches<T>(
+        ops::swiglu(Array::from_data(a.values, shape), Array::from_data(b.values, shape)), want,
+        2 * tolerance<T>() + 1e-6, "swiglu"));
+    EXPECT_TRUE(matches<T>(ops::swiglu(misaligned(a.values), misaligned(b.values)), want,
+                           2 * tolerance<T>() + 1e-6, "swiglu, misaligned"));
+    for (bool tanh_form : {false, true}) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const double v = a.exact[i];
+        want[i] = tanh_form
+                      ? 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                      : 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+      }
+      poison(n * sizeof(T));
+      EXPECT_TRUE(matches<T>(ops::gelu(Array::from_data(a.values, shape), tanh_form), want,
+                             2 * tolerance<T>() + 1e-6, tanh_form ? "gelu tanh" : "gelu erf"));
+    }
+  }
+}
+
+TYPED_TEST(RowOpsGpu, EmbeddingGather) {
+  using T = TypeParam;
+  for (const auto& [vocab, cols] : {std::pair{10, 1}, std::pair{100, 7}, std::pair{1000, 4096}}) {
+    const auto table = random_data<T>(static_cast<std::size_t>(vocab) * cols, this->rng_);
+    std::uniform_int_distribution<int> pick(-2, vocab + 1);  // a few ids outside the table
+    for (Dtype id_type : {Dtype::Int32, Dtype::Int64}) {
+      const int count = 257;
+      std::vector<std::int64_t> ids(count);
+      for (auto& id : ids) id = pick(this->rng_);
+      const Array id_array =
+          id_type == Dtype::Int32
+              ? Array::from_data(std::vector<std::int32_t>(ids.begin(), ids.end()), {count})
+              : Array::from_data(ids, {count});
+      std::vector<double> want(static_cast<std::size_t>(count) * cols, 0.0);
+      for (int r = 0; r < count; ++r) {
+        if (ids[r] < 0 || ids[r] >= vocab) continue;
+        for (int c = 0; c < cols; ++c)
+          want[static_cast<std::size_t>(r) * cols + c] = table.exact[ids[r] * cols + c];
+      }
+      poison(want.size() * sizeof(T));
+      const Array out = ops::embedding(Array::from_data(table.values, {vocab, cols}), id_array);
+      EXPECT_EQ(out.shape(), (Shape{count, cols}));
+      EXPECT_TRUE(matches<T>(out, want, 0.0, "embedding " + std::to_string(cols)));
+    }
+  }
+}
+
+TYPED_TEST(RowOpsGpu, RowSumMaxAndArgmax) {
+  using T = TypeParam;
+  for (const auto& [rows, cols] : kRowShapes) {
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    const auto x = random_data<T>(n, this->rng_);
+    std::vector<double> sums(rows, 0.0);
+    std::vector<double> maxes(rows, -kInf);
+    std::vector<std::int64_t> args(rows, 0);
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        const double v = x.exact[static_cast<std::size_t>(r) * cols + c];
+        sums[r] += v;
+        if (v > maxes[r]) {
+          maxes[r] = v;
+          args[r] = c;
+        }
+      }
+    }
+    const Array dx = Array::from_data(x.values, {rows, cols});
+    poison(rows * sizeof(float));
+    EXPECT_TRUE(
+        matches<float>(ops::row_sum(dx), sums, 1e-5 * std::sqrt(double(cols)) + 1e-6, "row_sum"));
+    EXPECT_TRUE(matches<float>(ops::row_max(dx), maxes, 0.0, "row_max"));
+    EXPECT_EQ(ops::argmax(dx).to_vector<std::int64_t>(), args) << rows << "x" << cols;
+    EXPECT_EQ(ops::argmax(dx).shape(), (Shape{rows}));
+  }
+}
+
+TYPED_TEST(RowOpsGpu, GemvAgainstFloat64) {
+  using T = TypeParam;
+  for (const auto& [rows, cols] :
+       {std::pair{1, 1}, std::pair{7, 13}, std::pair{33, 4096}, std::pair{1000, 1000}}) {
+    const auto w = random_data<T>(static_cast<std::size_t>(rows) * cols, this->rng_);
+    const auto x = random_data<float>(cols, this->rng_);
+    std::vector<double> want(rows, 0.0);
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c)
+        want[r] += w.exact[static_cast<std::size_t>(r) * cols + c] * x.exact[c];
+    }
+    poison(rows * sizeof(float));
+    EXPECT_TRUE(matches<float>(
+        ops::gemv(Array::from_data(w.values, {rows, cols}), Array::from_data(x.values, {cols})),
+        want, 1e-5 * std::sqrt(double(cols)) + 1e-6,
+        "gemv " + std::to_string(rows) + "x" + std::to_string(cols)));
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "test_support.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace kreg {
 namespace {
@@ -73,6 +74,34 @@ TEST(OpsChecks, CpuScopeRefuses) {
   const Array a = f32({4});
   DeviceScope cpu(Device::cpu());
   expect_error(ErrorCode::InvalidArgument, [&] { ops::add(a, a); });
+}
+
+}  // namespace
+}  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(OpsChecks, RowOpsEmbeddingAndGemv) {
+  const Array x = f32({4, 16});
+  EXPECT_NO_THROW(ops::softmax(x, 0.5F, f32({4, 16})));
+  EXPECT_NO_THROW(ops::softmax(x, 0.5F, f32({16})));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::softmax(x, 0.5F, f32({4})); });
+  expect_error(ErrorCode::InvalidArgument,
+               [&] { ops::softmax(x, std::numeric_limits<float>::infinity()); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::swiglu(x, f32({4, 8})); });
+  EXPECT_EQ(ops::row_sum(x).shape(), (Shape{4}));
+  EXPECT_EQ(ops::row_max(x).dtype(), Dtype::Float32);
+  EXPECT_EQ(ops::argmax(x).dtype(), Dtype::Int64);
+  EXPECT_EQ(ops::argmax(f32({2, 3, 5})).shape(), (Shape{2, 3}));
+  const Array ids = Array::from_data<std::int32_t>({1, 2, 3, 0, 1, 2}, {2, 3});
+  EXPECT_EQ(ops::embedding(x, ids).shape(), (Shape{2, 3, 16}));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::embedding(x, f32({3})); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::embedding(f32({16}), ids); });
+  EXPECT_EQ(ops::gemv(x, f32({16})).shape(), (Shape{4}));
+  std::string m = expect_error(ErrorCode::InvalidArgument, [&] { ops::gemv(x, f32({15})); });
+  EXPECT_TRUE(contains(m, "16")) << m;
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::gemv(f32({16}), f32({16})); });
 }
 
 }  // namespace
