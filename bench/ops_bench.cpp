@@ -90,6 +90,13 @@ int main() {
       shifted.eval();
       report(("scale " + t + " (input shifted)").c_str(), 2.0 * size * n,
              time_ms([&] { kreg::ops::scale(shifted, 1.5F).eval(); }));
+      // The same traffic through the binary kernel: times a row of 8 that stays in L1.
+      const Array eight =
+          kreg::ops::cast(Array::from_data(std::vector<float>(8, 1.5F), {8}), dtype);
+      const Array rows_of_8 = Array::empty({n / 8, 8}, dtype);
+      kreg::eval({eight, rows_of_8});
+      report(("mul by an 8-wide row " + t).c_str(), 2.0 * size * n,
+             time_ms([&] { kreg::ops::mul(rows_of_8, eight).eval(); }));
     }
     {
       const Array a = Array::empty({n}, Dtype::Float32);
@@ -113,6 +120,36 @@ int main() {
              time_ms([&] { kreg::ops::rms_norm(x, weight, 1e-6F).eval(); }));
       report(("add_rms_norm " + t + " 64Kx4096").c_str(), 4.0 * size * rows * cols,
              time_ms([&] { kreg::eval({kreg::ops::add_rms_norm(x, r, weight, 1e-6F).first}); }));
+    }
+    for (Dtype dtype : {Dtype::Float32, Dtype::BFloat16}) {
+      const auto size = static_cast<double>(kreg::size_of(dtype));
+      const std::string t = kreg::to_string(dtype);
+      const Array x = Array::empty({rows, cols}, dtype);
+      x.eval();
+      report(("softmax " + t + " 64Kx4096").c_str(), 2.0 * size * rows * cols,
+             time_ms([&] { kreg::ops::softmax(x, 0.125F).eval(); }));
+      report(("row_sum " + t + " 64Kx4096").c_str(), size * rows * cols,
+             time_ms([&] { kreg::ops::row_sum(x).eval(); }));
+    }
+    {
+      const Array a = Array::empty({n}, Dtype::BFloat16);
+      const Array b = Array::empty({n}, Dtype::BFloat16);
+      kreg::eval({a, b});
+      report("swiglu bfloat16", 6.0 * n, time_ms([&] { kreg::ops::swiglu(a, b).eval(); }));
+      report("gelu bfloat16 (erf)", 4.0 * n, time_ms([&] { kreg::ops::gelu(a).eval(); }));
+      constexpr std::int64_t vocab = 131072;
+      const Array table = Array::empty({vocab, cols}, Dtype::BFloat16);
+      std::vector<std::int64_t> ids(rows);
+      for (std::int64_t i = 0; i < rows; ++i) ids[i] = (i * 7919) % vocab;
+      const Array id_array = Array::from_data(ids, {rows});
+      kreg::eval({table, id_array});
+      report("embedding bfloat16 64K of 128Kx4096", 2.0 * 2.0 * rows * cols,
+             time_ms([&] { kreg::ops::embedding(table, id_array).eval(); }));
+      const Array w = Array::empty({16384, 8192}, Dtype::BFloat16);
+      const Array v = Array::from_data(std::vector<float>(8192, 1.0F), {8192});
+      kreg::eval({w, v});
+      report("gemv bfloat16 16384x8192", 2.0 * 16384 * 8192,
+             time_ms([&] { kreg::ops::gemv(w, v).eval(); }));
     }
     return 0;
   } catch (const std::exception& e) {

@@ -56,3 +56,20 @@ for dtype, size in ((torch.float32, 4), (torch.bfloat16, 2)):
            time_ms(lambda: F.rms_norm(x, (COLS,), w, 1e-6)))
     report("add_rms_norm %s 64Kx4096" % name, 4 * size * ROWS * COLS,
            time_ms(lambda: F.rms_norm(x + r, (COLS,), w, 1e-6)))
+for dtype, size in ((torch.float32, 4), (torch.bfloat16, 2)):
+    x = torch.empty(ROWS, COLS, dtype=dtype, device="cuda").normal_()
+    name = str(dtype).replace("torch.", "")
+    report("softmax %s 64Kx4096" % name, 2 * size * ROWS * COLS,
+           time_ms(lambda: torch.softmax(x * 0.125, dim=-1)))
+    report("row_sum %s 64Kx4096" % name, size * ROWS * COLS,
+           time_ms(lambda: x.sum(dim=-1, dtype=torch.float32)))
+a = torch.empty(N, dtype=torch.bfloat16, device="cuda")
+b = torch.empty(N, dtype=torch.bfloat16, device="cuda")
+report("swiglu bfloat16", 6 * N, time_ms(lambda: F.silu(a) * b))
+report("gelu bfloat16 (erf)", 4 * N, time_ms(lambda: F.gelu(a)))
+table = torch.empty(131072, COLS, dtype=torch.bfloat16, device="cuda")
+ids = (torch.arange(ROWS, device="cuda") * 7919) % 131072
+report("embedding bfloat16 64K of 128Kx4096", 4 * ROWS * COLS, time_ms(lambda: F.embedding(ids, table)))
+w = torch.empty(16384, 8192, dtype=torch.bfloat16, device="cuda")
+v = torch.ones(8192, dtype=torch.bfloat16, device="cuda")
+report("gemv bfloat16 16384x8192", 2 * 16384 * 8192, time_ms(lambda: torch.mv(w, v)))
