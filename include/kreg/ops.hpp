@@ -9,6 +9,7 @@
 
 #include <kreg/array.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -34,6 +35,24 @@ Array rms_norm(const Array& x, const std::optional<Array>& weight, float eps);
 /// RMS norm of h. Returns {norm, h}; h is the next layer's residual.
 std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual,
                                      const std::optional<Array>& weight, float eps);
+
+/// Layer norm over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, in float.
+/// weight and bias are optional, 1-D as long as the last dimension, of x's dtype.
+Array layer_norm(const Array& x, const std::optional<Array>& weight,
+                 const std::optional<Array>& bias, float eps);
+
+/// The transpose of a 2-D array, as a new row-major array (any dtype). `Array::transpose` is
+/// the view without a copy.
+Array transpose(const Array& x);
+/// out[b][j][i] = x[b][i][j] for a 3-D array, as a new row-major array (any dtype).
+Array permute021(const Array& x);
+
+/// Rotary position embedding of x (tokens x heads x head_dim, head_dim even): each pair of a
+/// head turns by position * base^(-2i / head_dim). Pairs are adjacent elements, or with
+/// `neox` the two halves of a head. Positions are `positions` (int32, one per token).
+Array rope(const Array& x, const Array& positions, float base = 10000.0F, bool neox = false);
+/// The same with positions offset, offset + 1, ... for the tokens in order.
+Array rope(const Array& x, std::int64_t offset, float base = 10000.0F, bool neox = false);
 
 /// Row softmax over the last dimension, in float: softmax(x * scale + mask). The additive
 /// `mask` (x's dtype; -inf excludes an element) has x's shape, or is one row (1-D, as long as

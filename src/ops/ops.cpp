@@ -337,4 +337,122 @@ Array gemv(const Array& w, const Array& x) {
   return KernelCall::launch(call, {{Shape{rows}, Dtype::Float32}})[0];
 }
 
+Array layer_norm(const Array& x, const std::optional<Array>& weight,
+                 const std::optional<Array>& bias, float eps) {
+  const char* type = suffix("layer_norm", "x", x);
+  const auto [rows, cols] = rows_of("layer_norm", x);
+  if (!std::isfinite(eps) || eps < 0) invalid("layer_norm", "eps must be finite and not negative");
+  const std::int64_t width = cols;  // clang does not let a lambda capture a structured binding
+  auto check_row = [&](const char* name, const std::optional<Array>& a) {
+    if (!a.has_value()) return;
+    suffix("layer_norm", name, *a);
+    if (a->dtype() != x.dtype() || a->shape() != Shape{width}) {
+      invalid("layer_norm", std::string(name) + " must be 1-D of " + std::to_string(width) + " " +
+                                to_string(x.dtype()) + " elements");
+    }
+  };
+  check_row("weight", weight);
+  check_row("bias", bias);
+  Constants constants;
+  if (!weight.has_value()) constants.bools.emplace_back(200, false);
+  if (!bias.has_value()) constants.bools.emplace_back(201, false);
+  auto call =
+      std::make_shared<KernelCall>(std::string("layer_norm_") + type, constants,
+                                   Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
+  call->input(x);
+  for (const std::optional<Array>* a : {&weight, &bias}) {
+    if (a->has_value()) {
+      call->input(**a);
+    } else {
+      call->null();
+    }
+  }
+  call->output(0);
+  call->value(static_cast<unsigned>(cols));
+  call->value(eps);
+  return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
+}
+
+namespace {
+
+Array batched_transpose(const std::string& op, const Array& x, std::int64_t batch,
+                        std::int64_t rows, std::int64_t cols, Shape result) {
+  // The grid's y and z dimensions hold at most 65535 tiles of rows and batches.
+  if (rows > 65535 * std::int64_t{32} || cols > std::numeric_limits<unsigned>::max() ||
+      batch > 65535) {
+    invalid(op, "the array is too large (at most 65535 batches, 2097120 rows, 2^32-1 columns)");
+  }
+  constexpr std::int64_t kTile = 32;
+  const Dim3 grid{static_cast<unsigned>((cols + kTile - 1) / kTile),
+                  static_cast<unsigned>((rows + kTile - 1) / kTile), static_cast<unsigned>(batch)};
+  const bool empty = batch == 0 || rows == 0 || cols == 0;
+  auto call = std::make_shared<KernelCall>("transpose_" + std::to_string(size_of(x.dtype())),
+                                           Constants{}, empty ? Dim3{0} : grid, Dim3{32, 8});
+  call->input(x);
+  call->output(0);
+  call->value(static_cast<unsigned>(rows));
+  call->value(static_cast<unsigned>(cols));
+  return KernelCall::launch(call, {{std::move(result), x.dtype()}})[0];
+}
+
+Array rotate(const Array& x, const Array* positions, std::int64_t offset, float base, bool neox) {
+  const char* type = suffix("rope", "x", x);
+  if (x.ndim() != 3) invalid("rope", "x must be 3-D: tokens x heads x head_dim");
+  const std::int64_t tokens = x.shape()[0];
+  const std::int64_t heads = x.shape()[1];
+  const std::int64_t head_dim = x.shape()[2];
+  if (head_dim % 2 != 0) invalid("rope", "head_dim must be even");
+  if (tokens > 0x7fffffff || heads * head_dim > std::numeric_limits<unsigned>::max()) {
+    invalid("rope", "x is too large");
+  }
+  if (!std::isfinite(base) || base <= 0) invalid("rope", "base must be finite and positive");
+  if (positions != nullptr && (!positions->valid() || positions->dtype() != Dtype::Int32 ||
+                               positions->shape() != Shape{tokens})) {
+    invalid("rope", "positions must be int32, one per token (" + std::to_string(tokens) + ")");
+  }
+  Constants constants;
+  if (neox) constants.bools.emplace_back(200, true);
+  if (positions != nullptr) constants.bools.emplace_back(201, true);
+  const std::int64_t pairs = heads * head_dim / 2;
+  const auto threads =
+      static_cast<unsigned>(std::clamp<std::int64_t>((pairs + 31) / 32 * 32, 32, 1024));
+  auto call = std::make_shared<KernelCall>(std::string("rope_") + type, constants,
+                                           Dim3{static_cast<unsigned>(pairs == 0 ? 0 : tokens)},
+                                           Dim3{threads});
+  call->input(x);
+  if (positions != nullptr) {
+    call->input(*positions);
+  } else {
+    call->null();
+  }
+  call->output(0);
+  call->value(static_cast<unsigned>(heads));
+  call->value(static_cast<unsigned>(head_dim));
+  call->value(static_cast<long long>(offset));
+  call->value(std::log2(base));
+  return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
+}
+
+}  // namespace
+
+Array transpose(const Array& x) {
+  if (!x.valid() || x.ndim() != 2) invalid("transpose", "x must be 2-D");
+  return batched_transpose("transpose", x, 1, x.shape()[0], x.shape()[1],
+                           {x.shape()[1], x.shape()[0]});
+}
+
+Array permute021(const Array& x) {
+  if (!x.valid() || x.ndim() != 3) invalid("permute021", "x must be 3-D");
+  return batched_transpose("permute021", x, x.shape()[0], x.shape()[1], x.shape()[2],
+                           {x.shape()[0], x.shape()[2], x.shape()[1]});
+}
+
+Array rope(const Array& x, const Array& positions, float base, bool neox) {
+  return rotate(x, &positions, 0, base, neox);
+}
+
+Array rope(const Array& x, std::int64_t offset, float base, bool neox) {
+  return rotate(x, nullptr, offset, base, neox);
+}
+
 }  // namespace kreg::ops

@@ -417,3 +417,126 @@ TYPED_TEST(RowOpsGpu, GemvAgainstFloat64) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+template <class T>
+class MoreOpsGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { KREG_REQUIRE_GPU(); }
+  std::mt19937 rng_{5};
+};
+TYPED_TEST_SUITE(MoreOpsGpu, FloatTypes);
+
+TYPED_TEST(MoreOpsGpu, LayerNormEveryConstantAndShape) {
+  using T = TypeParam;
+  const float eps = 1e-5F;
+  for (const auto& [rows, cols] : {std::pair{1, 1}, std::pair{3, 7}, std::pair{64, 1000},
+                                   std::pair{5, 4096}, std::pair{2, 40000}}) {
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    const auto x = random_data<T>(n, this->rng_, 3.0, 5.0);  // a large mean
+    const auto w = random_data<T>(cols, this->rng_, 0.5, 1.5);
+    const auto b = random_data<T>(cols, this->rng_);
+    for (int form = 0; form < 3; ++form) {  // weight and bias, weight only, neither
+      std::vector<double> want(n);
+      for (int r = 0; r < rows; ++r) {
+        double mean = 0;
+        for (int c = 0; c < cols; ++c) mean += x.exact[static_cast<std::size_t>(r) * cols + c];
+        mean /= cols;
+        double var = 0;
+        for (int c = 0; c < cols; ++c) {
+          const double d = x.exact[static_cast<std::size_t>(r) * cols + c] - mean;
+          var += d * d;
+        }
+        const double inv = 1.0 / std::sqrt(var / cols + eps);
+        for (int c = 0; c < cols; ++c) {
+          double v = (x.exact[static_cast<std::size_t>(r) * cols + c] - mean) * inv;
+          if (form <= 1) v *= w.exact[c];
+          if (form == 0) v += b.exact[c];
+          want[static_cast<std::size_t>(r) * cols + c] = v;
+        }
+      }
+      const std::optional<Array> weight =
+          form <= 1 ? std::optional<Array>(Array::from_data(w.values, {cols})) : std::nullopt;
+      const std::optional<Array> bias =
+          form == 0 ? std::optional<Array>(Array::from_data(b.values, {cols})) : std::nullopt;
+      poison(n * sizeof(T));
+      EXPECT_TRUE(
+          matches<T>(ops::layer_norm(Array::from_data(x.values, {rows, cols}), weight, bias, eps),
+                     want, 4 * tolerance<T>() + 1e-5,
+                     "layer_norm " + std::to_string(rows) + "x" + std::to_string(cols) + " form " +
+                         std::to_string(form)));
+    }
+  }
+}
+
+TYPED_TEST(MoreOpsGpu, TransposeAndPermute021) {
+  using T = TypeParam;
+  for (const auto& [batch, rows, cols] : {std::tuple{1, 1, 1}, std::tuple{1, 33, 65},
+                                          std::tuple{3, 100, 7}, std::tuple{2, 512, 1024}}) {
+    const std::size_t n = static_cast<std::size_t>(batch) * rows * cols;
+    const auto x = random_data<T>(n, this->rng_);
+    std::vector<double> want(n);
+    for (int b = 0; b < batch; ++b) {
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < cols; ++j) {
+          want[(static_cast<std::size_t>(b) * cols + j) * rows + i] =
+              x.exact[(static_cast<std::size_t>(b) * rows + i) * cols + j];
+        }
+      }
+    }
+    poison(n * sizeof(T));
+    const Array permuted = ops::permute021(Array::from_data(x.values, {batch, rows, cols}));
+    EXPECT_EQ(permuted.shape(), (Shape{batch, cols, rows}));
+    EXPECT_TRUE(matches<T>(permuted, want, 0.0, "permute021"));
+    if (batch == 1) {
+      const Array t = ops::transpose(Array::from_data(x.values, {rows, cols}));
+      EXPECT_EQ(t.shape(), (Shape{cols, rows}));
+      EXPECT_TRUE(matches<T>(t, want, 0.0, "transpose"));
+    }
+  }
+}
+
+TYPED_TEST(MoreOpsGpu, RopeBothLayoutsWithPositionsAndOffsets) {
+  using T = TypeParam;
+  const int tokens = 37;
+  const int heads = 4;
+  const int head_dim = 64;
+  const std::size_t n = static_cast<std::size_t>(tokens) * heads * head_dim;
+  const auto x = random_data<T>(n, this->rng_);
+  std::vector<std::int32_t> positions(tokens);
+  std::uniform_int_distribution<int> pick(0, 4096);
+  for (auto& p : positions) p = pick(this->rng_);
+  for (bool neox : {false, true}) {
+    for (bool explicit_positions : {false, true}) {
+      const std::int64_t offset = 100;
+      std::vector<double> want(n);
+      for (int t = 0; t < tokens; ++t) {
+        const double pos = explicit_positions ? positions[t] : static_cast<double>(offset + t);
+        for (int h = 0; h < heads; ++h) {
+          const std::size_t at = (static_cast<std::size_t>(t) * heads + h) * head_dim;
+          for (int i = 0; i < head_dim / 2; ++i) {
+            const double angle = pos * std::pow(10000.0, -2.0 * i / head_dim);
+            const int a = neox ? i : 2 * i;
+            const int b = neox ? i + head_dim / 2 : 2 * i + 1;
+            want[at + a] = x.exact[at + a] * std::cos(angle) - x.exact[at + b] * std::sin(angle);
+            want[at + b] = x.exact[at + a] * std::sin(angle) + x.exact[at + b] * std::cos(angle);
+          }
+        }
+      }
+      const Array dx = Array::from_data(x.values, {tokens, heads, head_dim});
+      poison(n * sizeof(T));
+      const Array out = explicit_positions
+                            ? ops::rope(dx, Array::from_data(positions, {tokens}), 10000.0F, neox)
+                            : ops::rope(dx, offset, 10000.0F, neox);
+      // Angles up to 4096 radians in float carry about 5e-4 of absolute error.
+      EXPECT_TRUE(matches<T>(out, want, 4 * tolerance<T>() + 2e-3,
+                             std::string("rope") + (neox ? " neox" : "") +
+                                 (explicit_positions ? " positions" : " offset")));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kreg

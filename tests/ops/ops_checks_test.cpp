@@ -106,3 +106,33 @@ TEST(OpsChecks, RowOpsEmbeddingAndGemv) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+TEST(OpsChecks, LayerNormTransposeAndRope) {
+  const Array x = f32({4, 16});
+  EXPECT_NO_THROW(ops::layer_norm(x, f32({16}), f32({16}), 1e-5F));
+  EXPECT_NO_THROW(ops::layer_norm(x, std::nullopt, std::nullopt, 1e-5F));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::layer_norm(x, f32({16}), f32({8}), 1e-5F); });
+  expect_error(ErrorCode::InvalidArgument,
+               [&] { ops::layer_norm(x, std::nullopt, std::nullopt, -1.0F); });
+  EXPECT_EQ(ops::transpose(x).shape(), (Shape{16, 4}));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::transpose(f32({2, 3, 4})); });
+  EXPECT_EQ(ops::permute021(f32({2, 3, 4})).shape(), (Shape{2, 4, 3}));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::permute021(x); });
+  const Array q = f32({5, 2, 8});
+  EXPECT_NO_THROW(ops::rope(q, 0));
+  EXPECT_NO_THROW(
+      ops::rope(q, Array::from_data<std::int32_t>({0, 1, 2, 3, 4}, {5}), 10000.0F, true));
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rope(f32({5, 2, 7}), 0); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rope(x, 0); });
+  expect_error(ErrorCode::InvalidArgument, [&] {
+    ops::rope(q, Array::from_data<std::int32_t>({0, 1}, {2}));
+  });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rope(q, f32({5})); });
+  expect_error(ErrorCode::InvalidArgument, [&] { ops::rope(q, 0, -1.0F); });
+}
+
+}  // namespace
+}  // namespace kreg
