@@ -151,6 +151,20 @@ int main() {
       report("gemv bfloat16 16384x8192", 2.0 * 16384 * 8192,
              time_ms([&] { kreg::ops::gemv(w, v).eval(); }));
     }
+    {
+      const Array x = Array::empty({rows, cols}, Dtype::BFloat16);
+      const Array w = kreg::ops::cast(Array::from_data(std::vector<float>(cols, 1.0F), {cols}),
+                                      Dtype::BFloat16);
+      kreg::eval({x, w});
+      report("layer_norm bfloat16 64Kx4096", 4.0 * rows * cols,
+             time_ms([&] { kreg::ops::layer_norm(x, w, w, 1e-5F).eval(); }));
+      report("transpose bfloat16 64Kx4096", 4.0 * rows * cols,
+             time_ms([&] { kreg::ops::transpose(x).eval(); }));
+      const Array q = Array::empty({16384, 32, 128}, Dtype::BFloat16);
+      q.eval();
+      report("rope bfloat16 16K tokens x 32 x 128", 4.0 * 16384 * 32 * 128,
+             time_ms([&] { kreg::ops::rope(q, 0, 10000.0F, true).eval(); }));
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

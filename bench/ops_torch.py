@@ -73,3 +73,8 @@ report("embedding bfloat16 64K of 128Kx4096", 4 * ROWS * COLS, time_ms(lambda: F
 w = torch.empty(16384, 8192, dtype=torch.bfloat16, device="cuda")
 v = torch.ones(8192, dtype=torch.bfloat16, device="cuda")
 report("gemv bfloat16 16384x8192", 2 * 16384 * 8192, time_ms(lambda: torch.mv(w, v)))
+x = torch.empty(ROWS, COLS, dtype=torch.bfloat16, device="cuda").normal_()
+w = torch.ones(COLS, dtype=torch.bfloat16, device="cuda")
+report("layer_norm bfloat16 64Kx4096", 4 * ROWS * COLS,
+       time_ms(lambda: F.layer_norm(x, (COLS,), w, w, 1e-5)))
+report("transpose bfloat16 64Kx4096", 4 * ROWS * COLS, time_ms(lambda: x.t().contiguous()))
