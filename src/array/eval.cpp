@@ -1,6 +1,7 @@
 #include <kreg/custom_kernel.hpp>
 #include <kreg/registry.hpp>
 
+#include "array/launch_support.hpp"
 #include "array/node.hpp"
 #include "array/stream_state.hpp"
 #include "cuda/context.hpp"
@@ -20,10 +21,6 @@ struct CopyLayout {
   long long shape[8] = {};
   long long strides[8] = {};
 };
-
-std::uint64_t element_address(const ArrayNode& node) {
-  return node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
-}
 
 // Gives a root array its memory: with its host values (from_data), or uninitialized (empty).
 void materialize(ArrayNode& node) {

@@ -5,7 +5,8 @@
 
 namespace kreg::detail {
 
-void place_on_device(ArrayNode& node, const Stream& stream, const std::string& what) {
+void place_on_device(ArrayNode& node, const Stream& stream, std::string_view owner,
+                     std::string_view input) {
   // A view's memory is its root's.
   ArrayNode& root = node.base != nullptr ? *node.base : node;
   if (root.stream.device() == stream.device()) return;
@@ -15,9 +16,9 @@ void place_on_device(ArrayNode& node, const Stream& stream, const std::string& w
     return;
   }
   throw Error(ErrorCode::InvalidArgument,
-              "kreg: " + what + " is on GPU " + std::to_string(root.stream.device()) +
-                  " but the kernel runs on GPU " + std::to_string(stream.device()) +
-                  "; copy it there first");
+              "kreg: " + std::string(owner) + ": input '" + std::string(input) + "' is on GPU " +
+                  std::to_string(root.stream.device()) + " but the kernel runs on GPU " +
+                  std::to_string(stream.device()) + "; copy it there first");
 }
 
 const ArrayNode& LaunchInputs::pointer(const std::shared_ptr<ArrayNode>& input, bool row_major) {

@@ -9,14 +9,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kreg::detail {
 
 // At apply time: an input read through a pointer must be in the memory of `stream`'s GPU.
 // Values still on the host move to it; anything on another GPU is an InvalidArgument that
-// names the input (`what`).
-void place_on_device(ArrayNode& node, const Stream& stream, const std::string& what);
+// names the input, "<owner>: input '<input>'" (built only then: this is on every apply).
+void place_on_device(ArrayNode& node, const Stream& stream, std::string_view owner,
+                     std::string_view input);
 
 // At launch time, for one launch on one stream.
 class LaunchInputs {

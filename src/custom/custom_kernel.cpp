@@ -105,6 +105,7 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   for (const std::string& n : input_names) custom::check_name(n, "input", name);
   for (const std::string& n : output_names) custom::check_name(n, "output", name);
   check_unique(name, input_names, output_names, {});
+  state_->what = "custom kernel '" + name + "'";
   state_->name = std::move(name);
   state_->input_names = std::move(input_names);
   state_->output_names = std::move(output_names);
@@ -239,9 +240,7 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
   std::shared_ptr<custom::Variant> variant = variant_for(*state_, inputs, outputs, options);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (variant->kinds[i] == custom::InputKind::Pointer) {
-      detail::place_on_device(*inputs[i].node(), stream,
-                              "custom kernel '" + state_->name + "': input '" +
-                                  state_->input_names[i] + "'");
+      detail::place_on_device(*inputs[i].node(), stream, state_->what, state_->input_names[i]);
     }
   }
   if (options.verbose) {

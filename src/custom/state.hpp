@@ -43,6 +43,7 @@ namespace kreg::detail {
 
 struct CustomKernelState {
   std::string name;
+  std::string what;  // "custom kernel 'name'", for messages
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
   std::string body;

@@ -34,8 +34,8 @@ std::vector<Array> KernelCall::launch(const std::shared_ptr<KernelCall>& call,
                                       const std::vector<std::pair<Shape, Dtype>>& outputs) {
   call->stream_ = current_stream();  // refuses under a CPU scope
   for (std::size_t i = 0; i < call->inputs.size(); ++i) {
-    detail::place_on_device(*call->inputs[i].node(), call->stream_,
-                            "op '" + call->entry_ + "': input " + std::to_string(i));
+    detail::place_on_device(*call->inputs[i].node(), call->stream_, call->entry_,
+                            std::to_string(i));
   }
   std::vector<Array> result;
   result.reserve(outputs.size());
