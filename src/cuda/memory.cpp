@@ -44,10 +44,12 @@ CUmemoryPool pool_for(int device) {
 }
 
 // Released buffers kept per (device, stream, size) for the next allocation there. Bounded
-// per stream, so a program that churns through many sizes does not hoard memory.
+// per stream in blocks and in bytes, so a program that churns through many sizes does not
+// hoard memory.
 class ReuseCache {
  public:
   static constexpr std::size_t kPerStream = 64;
+  static constexpr std::size_t kBytesPerStream = std::size_t{4} << 30;
 
   std::uint64_t take(int device, void* stream, std::size_t bytes) {
     std::lock_guard lock(mutex_);
@@ -55,16 +57,19 @@ class ReuseCache {
     if (it == blocks_.end() || it->second.empty()) return 0;
     const std::uint64_t address = it->second.back();
     it->second.pop_back();
-    --counts_[{device, stream}];
+    Held& held = held_[{device, stream}];
+    --held.blocks;
+    held.bytes -= bytes;
     return address;
   }
   // False when the stream already holds its share: the caller frees the block.
   bool keep(int device, void* stream, std::size_t bytes, std::uint64_t address) {
     std::lock_guard lock(mutex_);
-    std::size_t& count = counts_[{device, stream}];
-    if (count >= kPerStream) return false;
+    Held& held = held_[{device, stream}];
+    if (held.blocks >= kPerStream || held.bytes + bytes > kBytesPerStream) return false;
     blocks_[Key{device, stream, bytes}].push_back(address);
-    ++count;
+    ++held.blocks;
+    held.bytes += bytes;
     return true;
   }
   std::vector<std::uint64_t> drop(int device, void* stream) {
@@ -78,7 +83,7 @@ class ReuseCache {
         ++it;
       }
     }
-    counts_.erase({device, stream});
+    held_.erase({device, stream});
     return out;
   }
 
@@ -97,7 +102,11 @@ class ReuseCache {
   };
   std::mutex mutex_;
   std::unordered_map<Key, std::vector<std::uint64_t>, KeyHash> blocks_;
-  std::map<std::pair<int, void*>, std::size_t> counts_;
+  struct Held {
+    std::size_t blocks = 0;
+    std::size_t bytes = 0;
+  };
+  std::map<std::pair<int, void*>, Held> held_;
 };
 
 ReuseCache& reuse_cache() {
