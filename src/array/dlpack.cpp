@@ -112,9 +112,7 @@ Array from_dlpack(DLManagedTensor* tensor) {
   if (t.ndim > 0 && t.shape == nullptr) invalid("the shape is missing");
   const Dtype dtype = dtype_from(t.dtype);
   const int device = t.device.device_id;
-  if (device < 0 || (cuda::driver_available() && device >= cuda::device_count())) {
-    invalid("the tensor is on GPU " + std::to_string(device) + ", which does not exist");
-  }
+  cuda::check_device(device);  // before the tensor is taken over
 
   auto node = std::make_shared<detail::ArrayNode>();
   node->shape.assign(t.shape, t.shape + t.ndim);

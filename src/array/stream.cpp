@@ -47,26 +47,11 @@ Selection& selection() noexcept {
   return current;
 }
 
-void check_gpu(int device) {
-  if (device < 0) {
-    throw Error(ErrorCode::InvalidArgument,
-                "kreg: GPU ordinal " + std::to_string(device) + " is negative");
-  }
-  // Without a driver nothing can tell whether the GPU exists; eval will say there is none.
-  if (!cuda::driver_available()) return;
-  const int count = cuda::device_count();
-  if (device >= count) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: GPU " + std::to_string(device) +
-                                                " does not exist (this machine has " +
-                                                std::to_string(count) + ")");
-  }
-}
-
 }  // namespace
 }  // namespace detail
 
 Stream::Stream(int device) {
-  detail::check_gpu(device);
+  cuda::check_device(device);
   cuda::ContextScope context(device);
   auto state = std::make_shared<detail::StreamState>();
   state->device = device;
@@ -82,7 +67,7 @@ Stream Stream::default_stream(int device) {
 }
 
 Stream Stream::wrap(StreamRef native, int device) {
-  detail::check_gpu(device);
+  cuda::check_device(device);
   auto state = std::make_shared<detail::StreamState>();
   state->native = native.native;
   state->device = device;
@@ -123,7 +108,7 @@ StreamScope::~StreamScope() {
 }
 
 DeviceScope::DeviceScope(Device device) {
-  if (device.type == Device::Type::Gpu) detail::check_gpu(device.index);
+  if (device.type == Device::Type::Gpu) cuda::check_device(device.index);
   detail::Selection& current = detail::selection();
   previous_ = current.stream;
   previous_device_ = current.device;

@@ -34,12 +34,7 @@ void* primary_context(int device) {
     if (context != nullptr) return context;
   }
   const DriverApi& api = driver();
-  const int count = device_count();
-  if (device < 0 || device >= count) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: GPU " + std::to_string(device) +
-                                                " does not exist (this machine has " +
-                                                std::to_string(count) + ")");
-  }
+  check_device(device);
   if (device >= kMaxDevices) {
     throw Error(ErrorCode::InvalidArgument,
                 "kreg: arrays support GPU ordinals below " + std::to_string(kMaxDevices));

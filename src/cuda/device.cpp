@@ -21,6 +21,13 @@ int device_count() noexcept {
   return count;
 }
 
+void check_device(int ordinal) {
+  if (ordinal >= 0 && (!driver_available() || ordinal < device_count())) return;
+  std::string message = "kreg: GPU " + std::to_string(ordinal) + " does not exist";
+  if (ordinal >= 0) message += " (this machine has " + std::to_string(device_count()) + ")";
+  throw Error(ErrorCode::InvalidArgument, message);
+}
+
 DeviceInfo device_info(int ordinal) {
   const DriverApi& api = driver();
   const int count = device_count();

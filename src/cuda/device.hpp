@@ -24,6 +24,9 @@ int driver_version() noexcept;
 int device_count() noexcept;
 // Throws NoDevice for an ordinal that does not exist.
 DeviceInfo device_info(int ordinal);
+// Throws InvalidArgument for a negative ordinal, or for one past the last GPU when a driver is
+// present to tell (without one, whatever needs the GPU later reports NoDevice).
+void check_device(int ordinal);
 
 // One GPU and its retained primary context (released on destruction).
 class Device {

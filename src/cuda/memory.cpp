@@ -140,9 +140,12 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes, int device, void* st
   }
   CUmemoryPool pool = pool_for(device);
   CUdeviceptr address = 0;
-  check(driver().cuMemAllocFromPoolAsync(&address, bytes, pool, static_cast<CUstream>(stream)),
-        ErrorCode::CudaError,
-        "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(device));
+  const CUresult result =
+      driver().cuMemAllocFromPoolAsync(&address, bytes, pool, static_cast<CUstream>(stream));
+  if (result != CUDA_SUCCESS) {  // the message is built only when needed
+    check(result, ErrorCode::CudaError,
+          "allocating " + std::to_string(bytes) + " bytes on GPU " + std::to_string(device));
+  }
   buffer->address_ = address;
   return buffer;
 }

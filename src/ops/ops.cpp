@@ -32,13 +32,6 @@ const char* suffix(const std::string& op, const char* name, const Array& a) {
                   "; float32, float16 or bfloat16 are supported");
 }
 
-// Elementwise kernels: 256 threads, eight elements each, the grid covering everything once.
-Dim3 elementwise_grid(std::int64_t n) {
-  constexpr std::int64_t kPerBlock = std::int64_t{256} * 8;
-  const std::int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
-  return Dim3{static_cast<unsigned>(std::min<std::int64_t>(blocks, 0x7fffffff))};
-}
-
 // Row kernels: one block per row, in whole warps, with up to four vectors of eight elements
 // per thread, so that rows of up to 32768 elements fit in registers where a kernel keeps them.
 unsigned row_threads(std::int64_t cols) {
@@ -62,6 +55,16 @@ Shape without_last(const Shape& shape) {
   return {shape.begin(), shape.end() - 1};
 }
 
+// An elementwise kernel's call over n elements: 256 threads, eight elements each, the grid
+// covering everything once.
+std::shared_ptr<KernelCall> elementwise_call(std::string entry, Constants constants,
+                                             std::int64_t n) {
+  constexpr std::int64_t kPerBlock = std::int64_t{256} * 8;
+  const std::int64_t blocks = std::min<std::int64_t>((n + kPerBlock - 1) / kPerBlock, 0x7fffffff);
+  return std::make_shared<KernelCall>(std::move(entry), std::move(constants),
+                                      Dim3{static_cast<unsigned>(blocks)}, Dim3{256});
+}
+
 Array binary(const std::string& op, const Array& a, const Array& b) {
   const char* type = suffix(op, "a", a);
   suffix(op, "b", b);
@@ -79,8 +82,7 @@ Array binary(const std::string& op, const Array& a, const Array& b) {
     period = static_cast<std::uint64_t>(b.shape()[0]);
   }
   const std::int64_t n = a.size();
-  auto call =
-      std::make_shared<KernelCall>(op + "_" + type, Constants{}, elementwise_grid(n), Dim3{256});
+  auto call = elementwise_call(op + "_" + type, Constants{}, n);
   call->input(a);
   call->input(b);
   call->output(0);
@@ -159,8 +161,7 @@ Array div(const Array& a, const Array& b) {
 Array scale(const Array& a, float s) {
   const char* type = suffix("scale", "a", a);
   const std::int64_t n = a.size();
-  auto call = std::make_shared<KernelCall>(std::string("scale_") + type, Constants{},
-                                           elementwise_grid(n), Dim3{256});
+  auto call = elementwise_call(std::string("scale_") + type, Constants{}, n);
   call->input(a);
   call->value(s);
   call->output(0);
@@ -180,8 +181,7 @@ Array cast(const Array& a, Dtype dtype) {
   }
   const char* to = dtype == Dtype::Float32 ? "f32" : dtype == Dtype::Float16 ? "f16" : "bf16";
   const std::int64_t n = a.size();
-  auto call = std::make_shared<KernelCall>(std::string("cast_") + from + "_" + to, Constants{},
-                                           elementwise_grid(n), Dim3{256});
+  auto call = elementwise_call(std::string("cast_") + from + "_" + to, Constants{}, n);
   call->input(a);
   call->output(0);
   call->value(static_cast<std::uint64_t>(n));
@@ -237,8 +237,7 @@ Array swiglu(const Array& a, const Array& b) {
     invalid("swiglu", "a and b must have one shape and dtype");
   }
   const std::int64_t n = a.size();
-  auto call = std::make_shared<KernelCall>(std::string("swiglu_") + type, Constants{},
-                                           elementwise_grid(n), Dim3{256});
+  auto call = elementwise_call(std::string("swiglu_") + type, Constants{}, n);
   call->input(a);
   call->input(b);
   call->output(0);
@@ -251,8 +250,7 @@ Array gelu(const Array& x, bool tanh_approximation) {
   const std::int64_t n = x.size();
   Constants constants;
   if (tanh_approximation) constants.bools.emplace_back(200, true);
-  auto call = std::make_shared<KernelCall>(std::string("gelu_") + type, constants,
-                                           elementwise_grid(n), Dim3{256});
+  auto call = elementwise_call(std::string("gelu_") + type, constants, n);
   call->input(x);
   call->output(0);
   call->value(static_cast<std::uint64_t>(n));
