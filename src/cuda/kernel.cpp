@@ -4,6 +4,7 @@
 #include "cuda/context.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/launch_context.hpp"
+#include "cuda/launch_journal.hpp"
 #include "cuda/library.hpp"
 
 #include <nvtx3/nvToolsExt.h>
@@ -105,12 +106,18 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
       result = launch();
     }
   }
-  if (result != CUDA_SUCCESS) {
-    throw Error(ErrorCode::LaunchError,
-                "kreg: launching '" + label_ + "' with grid " + dims(grid) + ", block " +
-                    dims(block) + ", " + std::to_string(shared_bytes) +
-                    " bytes of shared memory failed: " + cuda::describe(result));
+  if (result == CUDA_SUCCESS) {
+    cuda::note_launch(stream.native, label_);
+    return;
   }
+  // An earlier kernel's fault also refuses this launch; the error names that kernel.
+  if (cuda::is_kernel_fault(result)) {
+    cuda::check_stream(result, stream.native, "launching '" + label_ + "'");
+  }
+  throw Error(ErrorCode::LaunchError,
+              "kreg: launching '" + label_ + "' with grid " + dims(grid) + ", block " +
+                  dims(block) + ", " + std::to_string(shared_bytes) +
+                  " bytes of shared memory failed: " + cuda::describe(result));
 }
 
 void* Kernel::function(int device) const {

@@ -3,6 +3,7 @@
 #include "core/log.hpp"
 #include "cuda/context.hpp"
 #include "cuda/driver_api.hpp"
+#include "cuda/launch_journal.hpp"
 
 #include <array>
 #include <cstring>
@@ -224,11 +225,12 @@ void copy_to_device(std::uint64_t dst, const void* host, std::size_t bytes, void
 void copy_to_host(void* host, std::uint64_t src, std::size_t bytes, void* stream) {
   const DriverApi& api = driver();
   if (bytes > 0) {
-    check(api.cuMemcpyDtoHAsync(host, src, bytes, static_cast<CUstream>(stream)),
-          ErrorCode::CudaError, "copying from the GPU");
+    // An earlier kernel's fault can surface here already.
+    check_stream(api.cuMemcpyDtoHAsync(host, src, bytes, static_cast<CUstream>(stream)), stream,
+                 "copying from the GPU");
   }
-  check(api.cuStreamSynchronize(static_cast<CUstream>(stream)), ErrorCode::LaunchError,
-        "waiting for the stream");
+  check_stream(api.cuStreamSynchronize(static_cast<CUstream>(stream)), stream,
+               "waiting for the stream");
 }
 
 void fill(std::uint64_t dst, const void* value, std::size_t element_bytes, std::size_t count,

@@ -1,5 +1,7 @@
 #include "cuda/stream.hpp"
 
+#include "cuda/launch_journal.hpp"
+
 #include "core/log.hpp"
 #include "cuda/driver_api.hpp"
 
@@ -27,8 +29,8 @@ void destroy_stream(void* stream) noexcept {
 }
 
 void synchronize_stream(void* stream) {
-  check(driver().cuStreamSynchronize(static_cast<CUstream>(stream)), ErrorCode::LaunchError,
-        "a kernel on this stream failed");
+  check_stream(driver().cuStreamSynchronize(static_cast<CUstream>(stream)), stream,
+               "waiting for the stream");
 }
 
 void order_after(void* waiter, void* producer) {

@@ -2,6 +2,10 @@
 #include "gpu/device_buffer.hpp"
 #include "test_support.hpp"
 
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
 namespace kreg {
 namespace {
 
@@ -84,6 +88,27 @@ TEST_F(Launch, DriverRejectionIsLaunchErrorWithLabel) {
   // The context is still healthy.
   k.launch(Dim3{1}, Dim3{32}, 0, nullptr, buf.get(), buf.get(), buf.get(), 16u);
   test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+// A kernel that faults is reported at the next call that waits for its stream, as a
+// LaunchError naming the kernel. The probe runs in a process of its own, because the fault
+// leaves the context unusable.
+TEST(KernelFault, SurfacesAsLaunchErrorWithTheLabelAtTheNextWait) {
+  KREG_REQUIRE_GPU();
+  const std::filesystem::path probe =
+      std::filesystem::read_symlink("/proc/self/exe").parent_path() / "kreg_fault_probe";
+  ASSERT_TRUE(std::filesystem::exists(probe)) << probe;
+  FILE* pipe = ::popen((probe.string() + " 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) output += chunk;
+  const int status = ::pclose(pipe);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output.rfind("LaunchError\n", 0), 0U) << output;
+  EXPECT_TRUE(contains(output, "reads_wild_pointer")) << output;
+  EXPECT_TRUE(contains(output, "CUDA_ERROR_ILLEGAL_ADDRESS")) << output;
+  EXPECT_TRUE(contains(output, "unusable")) << output;
 }
 
 TEST_F(Launch, WorksFromAThreadWithoutACurrentContext) {
