@@ -1,6 +1,6 @@
 // out = a op b for float32, float16 and bfloat16, computed in float. b has a's shape, or is a
-// row vector of `period` elements repeated along a (period 0: same shape). Eight elements per
-// thread with vector accesses when the pointers allow it, one at a time otherwise.
+// row vector of `period` elements repeated along a (period 0: same shape). Sixteen bytes per
+// thread and access when the pointers allow it, one element at a time otherwise.
 // kreg:entry add_f32=binary<float, 0>
 // kreg:entry add_f16=binary<kreg::half, 0>
 // kreg:entry add_bf16=binary<kreg::bfloat16, 0>
@@ -30,19 +30,18 @@ template <typename T, int Op>
 __global__ void binary(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                        unsigned long long n, unsigned long long period) {
   using namespace kreg;
+  constexpr int W = kWide<T>;
   const bool vector =
-      vec_aligned(a) && vec_aligned(b) && vec_aligned(out) && period % kVecWidth == 0;
-  for_each_vector(
+      vec_aligned<W>(a) && vec_aligned<W>(b) && vec_aligned<W>(out) && period % W == 0;
+  for_each_vector<W>(
       n, vector,
       [&](unsigned long long i) {
-        const vec8<T> x = load8(a + i);
-        const vec8<T> y = load8(b + (period == 0 ? i : i % period));
-        vec8<T> r;
+        const vec<T, W> x = load<W>(a + i);
+        const vec<T, W> y = load<W>(b + (period == 0 ? i : i % period));
+        float r[W];
 #pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) {
-          r.v[k] = from_float<T>(apply_op<Op>(to_float(x.v[k]), to_float(y.v[k])));
-        }
-        store8(out + i, r);
+        for (int k = 0; k < W; ++k) r[k] = apply_op<Op>(to_float(x.v[k]), to_float(y.v[k]));
+        store(out + i, pack<T, W>(r));
       },
       [&](unsigned long long e) {
         const unsigned long long f = period == 0 ? e : e % period;
@@ -53,14 +52,15 @@ __global__ void binary(const T* __restrict__ a, const T* __restrict__ b, T* __re
 template <typename T>
 __global__ void scale(const T* __restrict__ a, float s, T* __restrict__ out, unsigned long long n) {
   using namespace kreg;
-  for_each_vector(
-      n, vec_aligned(a) && vec_aligned(out),
+  constexpr int W = kWide<T>;
+  for_each_vector<W>(
+      n, vec_aligned<W>(a) && vec_aligned<W>(out),
       [&](unsigned long long i) {
-        const vec8<T> x = load8(a + i);
-        vec8<T> r;
+        const vec<T, W> x = load<W>(a + i);
+        float r[W];
 #pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) r.v[k] = from_float<T>(to_float(x.v[k]) * s);
-        store8(out + i, r);
+        for (int k = 0; k < W; ++k) r[k] = to_float(x.v[k]) * s;
+        store(out + i, pack<T, W>(r));
       },
       [&](unsigned long long e) { out[e] = from_float<T>(to_float(a[e]) * s); });
 }

@@ -13,10 +13,10 @@ __global__ void cast(const From* __restrict__ in, To* __restrict__ out, unsigned
       n, vec_aligned(in) && vec_aligned(out),
       [&](unsigned long long i) {
         const vec8<From> x = load8(in + i);
-        vec8<To> r;
+        float r[kVecWidth];
 #pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) r.v[k] = from_float<To>(to_float(x.v[k]));
-        store8(out + i, r);
+        for (int k = 0; k < kVecWidth; ++k) r[k] = to_float(x.v[k]);
+        store8(out + i, pack8<To>(r));
       },
       [&](unsigned long long e) { out[e] = from_float<To>(to_float(in[e])); });
 }

@@ -9,9 +9,11 @@
 // kreg:entry embedding_bf16_i64=embedding<kreg::bfloat16, long long>
 #include <kreg/vec.cuh>
 
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T, typename I>
-__global__ void embedding(const T* __restrict__ table, const I* __restrict__ ids,
-                          T* __restrict__ out, unsigned cols, unsigned long long vocab) {
+__global__ void __launch_bounds__(1024)
+    embedding(const T* __restrict__ table, const I* __restrict__ ids, T* __restrict__ out,
+              unsigned cols, unsigned long long vocab) {
   using namespace kreg;
   const I id = ids[blockIdx.x];
   const bool inside = id >= 0 && static_cast<unsigned long long>(id) < vocab;

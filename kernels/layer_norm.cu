@@ -1,6 +1,7 @@
 // Layer norm over the last dimension, one block per row, in float, with the two-pass
 // variance (mean first, then the mean square of the deviations), which stays accurate when
-// the mean is large:
+// the mean is large. Each pass ends in one block sum of a single float, which costs less than
+// merging per-thread moments in one reduction:
 //   out = (x - mean) / sqrt(var + eps) (* weight) (+ bias)
 //   constant 200 (bool, default true): multiply by weight
 //   constant 201 (bool, default true): add bias
@@ -16,63 +17,56 @@
 KREG_CONSTANT_DEFAULT(bool, has_weight, 200, true);
 KREG_CONSTANT_DEFAULT(bool, has_bias, 201, true);
 
-template <typename T>
-__device__ inline float affine(float v, const T* weight, const T* bias, unsigned c) {
-  using namespace kreg;
-  if (has_weight) v *= to_float(weight[c]);
-  if (has_bias) v += to_float(bias[c]);
+__device__ inline float affine(float v, float w, float b) {
+  if (has_weight) v *= w;
+  if (has_bias) v += b;
   return v;
 }
 
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T>
-__global__ void layer_norm(const T* __restrict__ x, const T* __restrict__ weight,
-                           const T* __restrict__ bias, T* __restrict__ out, unsigned cols,
-                           float eps) {
+__global__ void __launch_bounds__(1024)
+    layer_norm(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
+               T* __restrict__ out, unsigned cols, float eps) {
   using namespace kreg;
   __shared__ float scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;
   const T* xr = x + base;
   T* outr = out + base;
   const float n = static_cast<float>(cols);
-  constexpr unsigned kCached = 4;
   const bool vector = cols % kVecWidth == 0 && vec_aligned(xr) && vec_aligned(outr) &&
                       (!has_weight || vec_aligned(weight)) && (!has_bias || vec_aligned(bias));
-  if (vector && cols <= blockDim.x * kVecWidth * kCached) {
-    float v[kCached][kVecWidth];
+  if (row_in_registers(cols, vector)) {
+    vec8<T> v[kRowVectors];
     float sum = 0.0f;
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
+      v[j] = load8(xr + c);
 #pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
-      const vec8<T> xv = load8(xr + c);
-#pragma unroll
-      for (int k = 0; k < kVecWidth; ++k) {
-        v[j][k] = to_float(xv.v[k]);
-        sum += v[j][k];
-      }
-    }
+      for (int k = 0; k < kVecWidth; ++k) sum += to_float(v[j].v[k]);
+    });
     const float mean = block_sum(sum, scratch) / n;
     float squares = 0.0f;
-#pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      if ((threadIdx.x + j * blockDim.x) * kVecWidth >= cols) break;
+    for_each_row_vector(cols, [&](unsigned j, unsigned) {
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) {
-        v[j][k] -= mean;
-        squares += v[j][k] * v[j][k];
+        const float d = to_float(v[j].v[k]) - mean;
+        squares += d * d;
       }
-    }
+    });
     const float inv = rsqrtf(block_sum(squares, scratch) / n + eps);
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
+      vec8<T> w;
+      vec8<T> b;
+      if (has_weight) w = load8(weight + c);
+      if (has_bias) b = load8(bias + c);
+      float o[kVecWidth];
 #pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
-      vec8<T> o;
-#pragma unroll
-      for (int k = 0; k < kVecWidth; ++k)
-        o.v[k] = from_float<T>(affine(v[j][k] * inv, weight, bias, c + k));
-      store8(outr + c, o);
-    }
+      for (int k = 0; k < kVecWidth; ++k) {
+        o[k] = affine((to_float(v[j].v[k]) - mean) * inv, has_weight ? to_float(w.v[k]) : 1.0f,
+                      has_bias ? to_float(b.v[k]) : 0.0f);
+      }
+      store8(outr + c, pack8<T>(o));
+    });
     return;
   }
   float sum = 0.0f;
@@ -85,6 +79,8 @@ __global__ void layer_norm(const T* __restrict__ x, const T* __restrict__ weight
   }
   const float inv = rsqrtf(block_sum(squares, scratch) / n + eps);
   for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
-    outr[c] = from_float<T>(affine((to_float(xr[c]) - mean) * inv, weight, bias, c));
+    outr[c] = from_float<T>(affine((to_float(xr[c]) - mean) * inv,
+                                   has_weight ? to_float(weight[c]) : 1.0f,
+                                   has_bias ? to_float(bias[c]) : 0.0f));
   }
 }

@@ -12,12 +12,14 @@
 // kreg:entry argmax_bf16=argmax<kreg::bfloat16>
 #include <kreg/vec.cuh>
 
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T, int Op>
-__global__ void row_reduce(const T* __restrict__ x, float* __restrict__ out, unsigned cols) {
+__global__ void __launch_bounds__(1024)
+    row_reduce(const T* __restrict__ x, float* __restrict__ out, unsigned cols) {
   using namespace kreg;
   __shared__ float scratch[32];
   const T* xr = x + static_cast<unsigned long long>(blockIdx.x) * cols;
-  const float identity = Op == 0 ? 0.0f : -__int_as_float(0x7f800000);
+  const float identity = Op == 0 ? 0.0f : negative_infinity();
   float acc = identity;
   auto take = [&](float v) { acc = Op == 0 ? acc + v : fmaxf(acc, v); };
   if (cols % kVecWidth == 0 && vec_aligned(xr)) {
@@ -47,13 +49,15 @@ __device__ inline void warp_argmax(float& best, unsigned& index) {
   }
 }
 
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T>
-__global__ void argmax(const T* __restrict__ x, long long* __restrict__ out, unsigned cols) {
+__global__ void __launch_bounds__(1024)
+    argmax(const T* __restrict__ x, long long* __restrict__ out, unsigned cols) {
   using namespace kreg;
   __shared__ float best_values[32];
   __shared__ unsigned best_indices[32];
   const T* xr = x + static_cast<unsigned long long>(blockIdx.x) * cols;
-  float best = -__int_as_float(0x7f800000);
+  float best = negative_infinity();
   unsigned index = 0xffffffffu;
   for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
     const float v = to_float(xr[c]);
@@ -72,7 +76,7 @@ __global__ void argmax(const T* __restrict__ x, long long* __restrict__ out, uns
   __syncthreads();
   if (warp == 0) {
     const unsigned warps = (blockDim.x + 31) / 32;
-    best = lane < warps ? best_values[lane] : -__int_as_float(0x7f800000);
+    best = lane < warps ? best_values[lane] : negative_infinity();
     index = lane < warps ? best_indices[lane] : 0xffffffffu;
     warp_argmax(best, index);
     // A row of NaNs has no largest value: index 0, as a convention.

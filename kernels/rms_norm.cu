@@ -16,10 +16,11 @@
 KREG_CONSTANT_DEFAULT(bool, has_weight, 200, true);
 KREG_CONSTANT_DEFAULT(bool, add_residual, 201, false);
 
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T>
-__global__ void rms_norm(const T* __restrict__ x, const T* __restrict__ weight,
-                         const T* __restrict__ residual, T* __restrict__ out,
-                         T* __restrict__ residual_out, unsigned cols, float eps) {
+__global__ void __launch_bounds__(1024)
+    rms_norm(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ residual,
+             T* __restrict__ out, T* __restrict__ residual_out, unsigned cols, float eps) {
   using namespace kreg;
   __shared__ float scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;
@@ -31,42 +32,34 @@ __global__ void rms_norm(const T* __restrict__ x, const T* __restrict__ weight,
                       (!has_weight || vec_aligned(weight)) &&
                       (!add_residual || (vec_aligned(rr) && vec_aligned(hr)));
 
-  // Rows of up to kCached vectors per thread stay in registers: one read of x, one write.
-  constexpr unsigned kCached = 4;
-  if (vector && cols <= blockDim.x * kVecWidth * kCached) {
-    vec8<T> h[kCached];
+  if (row_in_registers(cols, vector)) {
+    vec8<T> h[kRowVectors];
     float sum = 0.0f;
-#pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
       h[j] = load8(xr + c);
       if (add_residual) {
         const vec8<T> r = load8(rr + c);
+        float sums[kVecWidth];
 #pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) {
-          h[j].v[k] = from_float<T>(to_float(h[j].v[k]) + to_float(r.v[k]));
-        }
+        for (int k = 0; k < kVecWidth; ++k) sums[k] = to_float(h[j].v[k]) + to_float(r.v[k]);
+        h[j] = pack8<T>(sums);
         store8(hr + c, h[j]);
       }
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) sum += to_float(h[j].v[k]) * to_float(h[j].v[k]);
-    }
+    });
     const float inv = rsqrtf(block_sum(sum, scratch) / static_cast<float>(cols) + eps);
-#pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
       vec8<T> w;
       if (has_weight) w = load8(weight + c);
-      vec8<T> o;
+      float o[kVecWidth];
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) {
         const float v = to_float(h[j].v[k]) * inv;
-        o.v[k] = from_float<T>(has_weight ? v * to_float(w.v[k]) : v);
+        o[k] = has_weight ? v * to_float(w.v[k]) : v;
       }
-      store8(outr + c, o);
-    }
+      store8(outr + c, pack8<T>(o));
+    });
     return;
   }
 

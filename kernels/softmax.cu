@@ -1,7 +1,10 @@
 // Row softmax over the last dimension, in float: out = softmax(x * scale (+ mask)). One block
 // per row; rows of up to 32768 elements stay in registers (one read, one write), longer ones
-// are read three times. The mask is additive (e.g. -inf to exclude), with x's shape, or one
-// row shared by every row (mask_stride 0).
+// are read twice. Each thread takes the maximum of its logits and the sum of their
+// exponentials relative to it; one block reduction merges these (the "online" softmax).
+// Logits are kept in base 2 (scaled by log2(e)), so each exponential is one exp2.
+// The mask is additive (e.g. -inf to exclude), with x's shape, or one row shared by every
+// row (mask_stride 0).
 //   constant 200 (bool, default false): add the mask
 // kreg:entry softmax_f32=softmax<float>
 // kreg:entry softmax_f16=softmax<kreg::half>
@@ -12,78 +15,98 @@
 
 KREG_CONSTANT_DEFAULT(bool, has_mask, 200, false);
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// A maximum, and a sum of exponentials taken relative to it.
+struct MaxSum {
+  float top;
+  float sum;
+};
+
+__device__ inline MaxSum shuffle_xor(MaxSum m, int offset) {
+  return {kreg::shuffle_xor(m.top, offset), kreg::shuffle_xor(m.sum, offset)};
+}
+
+// 2^(x - top), where a top of -inf (no finite logit yet) contributes nothing, not NaN.
+__device__ inline float exp_below(float x, float top) {
+  return top == kreg::negative_infinity() ? 0.0f : kreg::fast_exp2(x - top);
+}
+
+struct Merge {
+  __device__ MaxSum operator()(const MaxSum& a, const MaxSum& b) const {
+    const float top = fmaxf(a.top, b.top);
+    return {top, a.sum * exp_below(a.top, top) + b.sum * exp_below(b.top, top)};
+  }
+};
+
+// Adds one logit to a thread's running maximum and sum.
+__device__ inline void absorb(MaxSum& m, float x) {
+  if (x > m.top) {
+    m.sum = m.sum * exp_below(m.top, x) + 1.0f;
+    m.top = x;
+  } else {
+    m.sum += exp_below(x, m.top);
+  }
+}
+
+// The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T>
-__global__ void softmax(const T* __restrict__ x, const T* __restrict__ mask, T* __restrict__ out,
-                        unsigned cols, unsigned long long mask_stride, float scale) {
+__global__ void __launch_bounds__(1024)
+    softmax(const T* __restrict__ x, const T* __restrict__ mask, T* __restrict__ out, unsigned cols,
+            unsigned long long mask_stride, float scale) {
   using namespace kreg;
-  __shared__ float scratch[32];
+  __shared__ MaxSum scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;
   const T* xr = x + base;
   const T* mr = has_mask ? mask + blockIdx.x * mask_stride : nullptr;
   T* outr = out + base;
-  const float neg_inf = -__int_as_float(0x7f800000);
+  const float scale2 = scale * kLog2e;
   auto logit = [&](float v, unsigned c) {
-    return has_mask ? v * scale + to_float(mr[c]) : v * scale;
+    return has_mask ? fmaf(v, scale2, to_float(mr[c]) * kLog2e) : v * scale2;
   };
-
-  constexpr unsigned kCached = 4;
   const bool vector = cols % kVecWidth == 0 && vec_aligned(xr) && vec_aligned(outr) &&
                       (!has_mask || vec_aligned(mr));
-  if (vector && cols <= blockDim.x * kVecWidth * kCached) {
-    float v[kCached][kVecWidth];
-    float top = neg_inf;
-#pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
+  if (row_in_registers(cols, vector)) {
+    float v[kRowVectors][kVecWidth];
+    float top = negative_infinity();
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
       const vec8<T> xv = load8(xr + c);
       vec8<T> mv;
       if (has_mask) mv = load8(mr + c);
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) {
-        v[j][k] =
-            has_mask ? to_float(xv.v[k]) * scale + to_float(mv.v[k]) : to_float(xv.v[k]) * scale;
+        v[j][k] = has_mask ? fmaf(to_float(xv.v[k]), scale2, to_float(mv.v[k]) * kLog2e)
+                           : to_float(xv.v[k]) * scale2;
         top = fmaxf(top, v[j][k]);
       }
-    }
-    top = block_max(top, scratch);
+    });
     float sum = 0.0f;
-#pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      if ((threadIdx.x + j * blockDim.x) * kVecWidth >= cols) break;
+    for_each_row_vector(cols, [&](unsigned j, unsigned) {
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) {
-        // A row that is all -inf has no finite maximum: its exponentials are 0, not NaN.
-        v[j][k] = top == neg_inf ? 0.0f : __expf(v[j][k] - top);
+        v[j][k] = exp_below(v[j][k], top);
         sum += v[j][k];
       }
-    }
-    const float total = block_sum(sum, scratch);
-    const float inv = total > 0.0f ? 1.0f / total : 0.0f;  // all -inf: zeros, not NaN
+    });
+    const MaxSum row =
+        block_reduce(MaxSum{top, sum}, scratch, Merge{}, MaxSum{negative_infinity(), 0.0f});
+    // This thread's exponentials, moved to the row's maximum and normalized; a row that is
+    // all -inf gives zeros, not NaN.
+    const float factor = row.sum > 0.0f ? exp_below(top, row.top) / row.sum : 0.0f;
+    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
+      float o[kVecWidth];
 #pragma unroll
-    for (unsigned j = 0; j < kCached; ++j) {
-      const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
-      if (c >= cols) break;
-      vec8<T> o;
-#pragma unroll
-      for (int k = 0; k < kVecWidth; ++k) o.v[k] = from_float<T>(v[j][k] * inv);
-      store8(outr + c, o);
-    }
+      for (int k = 0; k < kVecWidth; ++k) o[k] = v[j][k] * factor;
+      store8(outr + c, pack8<T>(o));
+    });
     return;
   }
 
-  float top = neg_inf;
-  for (unsigned c = threadIdx.x; c < cols; c += blockDim.x)
-    top = fmaxf(top, logit(to_float(xr[c]), c));
-  top = block_max(top, scratch);
-  float sum = 0.0f;
+  MaxSum mine{negative_infinity(), 0.0f};
+  for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) absorb(mine, logit(to_float(xr[c]), c));
+  const MaxSum row = block_reduce(mine, scratch, Merge{}, MaxSum{negative_infinity(), 0.0f});
+  const float inv = row.sum > 0.0f ? 1.0f / row.sum : 0.0f;
   for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
-    sum += top == neg_inf ? 0.0f : __expf(logit(to_float(xr[c]), c) - top);
-  }
-  const float total = block_sum(sum, scratch);
-  const float inv = total > 0.0f ? 1.0f / total : 0.0f;  // all -inf: zeros, not NaN
-  for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {
-    const float e = top == neg_inf ? 0.0f : __expf(logit(to_float(xr[c]), c) - top);
-    outr[c] = from_float<T>(e * inv);
+    outr[c] = from_float<T>(exp_below(logit(to_float(xr[c]), c), row.top) * inv);
   }
 }

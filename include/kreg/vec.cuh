@@ -1,54 +1,76 @@
 #pragma once
-// Vector memory access for kreg's built-in kernels: eight elements per load or store, which
-// is 16 bytes for 16-bit types and 32 bytes (two 16-byte accesses) for 32-bit ones. Kernels
-// take the vector path when every pointer they touch is aligned to the vector, and a scalar
-// path otherwise. Includes nothing from the toolkit, so sources compile with -minimal.
+// Vector memory access for kreg's built-in kernels: row kernels move eight elements per load
+// or store (16 bytes of a 16-bit type, 32 of a 32-bit one), elementwise kernels 16 bytes.
+// Kernels take the vector path when every pointer they touch is aligned to the vector, and
+// a scalar path otherwise. Includes nothing from the toolkit, so sources compile with -minimal.
 
 #include <kreg/half.cuh>
 
 namespace kreg {
 
-/// Elements per vector access.
+/// Elements per vector access in the row kernels.
 constexpr int kVecWidth = 8;
 
+/// Elements of T in one 16-byte access: the width elementwise kernels use (4 floats, 8
+/// halves). A thread moving 16 bytes at a time keeps a 1:1 read/write stream at copy speed,
+/// where 32 bytes (two accesses) per thread lose a quarter of it on the H200.
 template <class T>
-struct alignas(sizeof(T) * kVecWidth) vec8 {
-  T v[kVecWidth];
+constexpr int kWide = sizeof(T) >= 16 ? 1 : static_cast<int>(16 / sizeof(T));
+
+template <class T, int W>
+struct alignas(sizeof(T) * W) vec {
+  T v[W];
 };
 
-/// Whether `p` may be accessed as vec8<T>.
 template <class T>
+using vec8 = vec<T, kVecWidth>;
+
+/// Whether `p` may be accessed as vec<T, W>.
+template <int W = kVecWidth, class T>
 __device__ inline bool vec_aligned(const T* p) {
-  return (reinterpret_cast<unsigned long long>(p) % sizeof(vec8<T>)) == 0;
+  return (reinterpret_cast<unsigned long long>(p) % sizeof(vec<T, W>)) == 0;
+}
+
+template <int W, class T>
+__device__ inline vec<T, W> load(const T* p) {
+  return *reinterpret_cast<const vec<T, W>*>(p);
+}
+
+template <class T, int W>
+__device__ inline void store(T* p, const vec<T, W>& v) {
+  *reinterpret_cast<vec<T, W>*>(p) = v;
 }
 
 template <class T>
 __device__ inline vec8<T> load8(const T* p) {
-  return *reinterpret_cast<const vec8<T>*>(p);
+  return load<kVecWidth>(p);
 }
 
 template <class T>
 __device__ inline void store8(T* p, const vec8<T>& v) {
-  *reinterpret_cast<vec8<T>*>(p) = v;
+  store(p, v);
 }
 
-/// The grid-stride loop of an elementwise kernel over n elements: each thread takes eight
-/// consecutive ones at a time, as one vector (`on_vector(i)`, elements i..i+7) when `vector`
-/// and all eight exist, else one by one (`on_element(e)`).
-template <class OnVector, class OnElement>
+/// The grid-stride loop of an elementwise kernel over n elements: each thread takes W
+/// consecutive ones at a time, as one vector (`on_vector(i)`, elements i..i+W-1) when
+/// `vector` and all W exist, else one by one (`on_element(e)`).
+template <int W = kVecWidth, class OnVector, class OnElement>
 __device__ inline void for_each_vector(unsigned long long n, bool vector, OnVector on_vector,
                                        OnElement on_element) {
   const unsigned long long first =
-      (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kVecWidth;
-  const unsigned long long step =
-      static_cast<unsigned long long>(gridDim.x) * blockDim.x * kVecWidth;
+      (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x) * W;
+  const unsigned long long step = static_cast<unsigned long long>(gridDim.x) * blockDim.x * W;
   for (unsigned long long i = first; i < n; i += step) {
-    if (vector && i + kVecWidth <= n) {
+    if (vector && i + W <= n) {
       on_vector(i);
     } else {
-      for (unsigned long long e = i; e < i + kVecWidth && e < n; ++e) on_element(e);
+      for (unsigned long long e = i; e < i + W && e < n; ++e) on_element(e);
     }
   }
+}
+
+__device__ inline float negative_infinity() {
+  return __int_as_float(0xff800000u);
 }
 
 /// Arithmetic happens in float; these move values in and out of it.
@@ -67,19 +89,81 @@ __device__ inline T from_float(float x) {
   return T(x);
 }
 
-/// Combines over the warp; every lane gets the result.
-template <class Op>
-__device__ inline float warp_reduce(float v, Op op) {
+#if __CUDA_ARCH__ >= 800
+/// Two floats rounded into one word of 16-bit values, `lo` in the lower half (the first
+/// operand of the instruction goes to the upper half).
+__device__ inline unsigned pack2(const half* /*type*/, float lo, float hi) {
+  unsigned word;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(word) : "f"(hi), "f"(lo));
+  return word;
+}
+__device__ inline unsigned pack2(const bfloat16* /*type*/, float lo, float hi) {
+  unsigned word;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(word) : "f"(hi), "f"(lo));
+  return word;
+}
+#endif
+
+/// Eight floats rounded to T, to nearest even. The 16-bit types round two at a time, which
+/// halves the conversions: on the GPU these share a slow pipe with exp and rcp.
+template <class T>
+__device__ inline vec8<T> pack8(const float (&f)[kVecWidth]) {
+  vec8<T> r;
+#if __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(T) == 2) {
+    unsigned* words = reinterpret_cast<unsigned*>(&r);
 #pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    for (int k = 0; k < kVecWidth / 2; ++k) {
+      words[k] = pack2(static_cast<const T*>(nullptr), f[2 * k], f[2 * k + 1]);
+    }
+    return r;
+  }
+#endif
+#pragma unroll
+  for (int k = 0; k < kVecWidth; ++k) r.v[k] = from_float<T>(f[k]);
+  return r;
+}
+
+/// W floats rounded to T: pack8 for eight, one at a time otherwise.
+template <class T, int W>
+__device__ inline vec<T, W> pack(const float (&f)[W]) {
+  if constexpr (W == kVecWidth) {
+    return pack8<T>(f);
+  } else {
+    vec<T, W> r;
+#pragma unroll
+    for (int k = 0; k < W; ++k) r.v[k] = from_float<T>(f[k]);
+    return r;
+  }
+}
+
+/// 2^x by the hardware's approximation (two ulp; subnormal results flush to zero), for
+/// kernels that fold the change of base into a multiplication they do anyway.
+__device__ inline float fast_exp2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
+/// Warp shuffles of the values reductions carry: a float, or a small struct of floats that
+/// declares `shuffle_xor` itself.
+__device__ inline float shuffle_xor(float v, int offset) {
+  return __shfl_xor_sync(0xffffffffu, v, offset);
+}
+
+/// Combines over the warp; every lane gets the result.
+template <class V, class Op>
+__device__ inline V warp_reduce(V v, Op op) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v = op(v, shuffle_xor(v, offset));
   return v;
 }
 
 /// Combines over the block (at most 1024 threads); every thread gets the result. `scratch`
-/// holds 32 floats of shared memory, free for reuse after the call returns; `identity` is
+/// holds 32 values of shared memory, free for reuse after the call returns; `identity` is
 /// what a missing warp contributes.
-template <class Op>
-__device__ inline float block_reduce(float v, float* scratch, Op op, float identity) {
+template <class V, class Op>
+__device__ inline V block_reduce(V v, V* scratch, Op op, V identity) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned warp = threadIdx.x / 32;
   v = warp_reduce(v, op);
@@ -101,7 +185,29 @@ __device__ inline float block_sum(float v, float* scratch) {
   return block_reduce(v, scratch, Sum{}, 0.0f);
 }
 __device__ inline float block_max(float v, float* scratch) {
-  return block_reduce(v, scratch, Max{}, -__int_as_float(0x7f800000));
+  return block_reduce(v, scratch, Max{}, negative_infinity());
+}
+
+/// Row kernels run one block per row. A thread's vectors of a row start at elements
+/// (threadIdx.x + j * blockDim.x) * 8, so a warp's accesses are contiguous. When the row is
+/// vector-aligned and each thread has at most kRowVectors of them, kernels keep the row in
+/// registers and read it once.
+constexpr unsigned kRowVectors = 4;
+
+__device__ inline bool row_in_registers(unsigned cols, bool vector) {
+  return vector && cols <= blockDim.x * kVecWidth * kRowVectors;
+}
+
+/// Calls `f(j, c)` for this thread's vectors j of a row, c being the vector's first column.
+/// Unrolled, so arrays indexed by j stay in registers.
+template <class F>
+__device__ inline void for_each_row_vector(unsigned cols, F f) {
+#pragma unroll
+  for (unsigned j = 0; j < kRowVectors; ++j) {
+    const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
+    if (c >= cols) break;
+    f(j, c);
+  }
 }
 
 }  // namespace kreg

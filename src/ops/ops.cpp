@@ -55,14 +55,26 @@ Shape without_last(const Shape& shape) {
   return {shape.begin(), shape.end() - 1};
 }
 
-// An elementwise kernel's call over n elements: 256 threads, eight elements each, the grid
-// covering everything once.
-std::shared_ptr<KernelCall> elementwise_call(std::string entry, Constants constants,
-                                             std::int64_t n) {
-  constexpr std::int64_t kPerBlock = std::int64_t{256} * 8;
-  const std::int64_t blocks = std::min<std::int64_t>((n + kPerBlock - 1) / kPerBlock, 0x7fffffff);
+// Elements of a dtype in one 16-byte access (kWide in vec.cuh).
+std::int64_t wide(Dtype dtype) {
+  return static_cast<std::int64_t>(16 / size_of(dtype));
+}
+
+// An elementwise kernel's call over n elements, `per_thread` elements for each of `threads`
+// threads a block; the kernels loop over whatever the grid leaves.
+std::shared_ptr<KernelCall> elementwise_call(std::string entry, Constants constants, std::int64_t n,
+                                             std::int64_t per_thread, unsigned threads) {
+  const std::int64_t per_block = std::int64_t{threads} * per_thread;
+  const std::int64_t blocks = std::min<std::int64_t>((n + per_block - 1) / per_block, 0x7fffffff);
   return std::make_shared<KernelCall>(std::move(entry), std::move(constants),
-                                      Dim3{static_cast<unsigned>(blocks)}, Dim3{256});
+                                      Dim3{static_cast<unsigned>(blocks)}, Dim3{threads});
+}
+
+// Blocks of 128 threads, each thread taking four 16-byte vectors: on the H200 this moves a
+// 1:1 stream 5-7% faster than 256 threads with one vector each.
+std::shared_ptr<KernelCall> wide_call(std::string entry, Constants constants, std::int64_t n,
+                                      Dtype dtype) {
+  return elementwise_call(std::move(entry), std::move(constants), n, 4 * wide(dtype), 128);
 }
 
 Array binary(const std::string& op, const Array& a, const Array& b) {
@@ -82,7 +94,7 @@ Array binary(const std::string& op, const Array& a, const Array& b) {
     period = static_cast<std::uint64_t>(b.shape()[0]);
   }
   const std::int64_t n = a.size();
-  auto call = elementwise_call(op + "_" + type, Constants{}, n);
+  auto call = wide_call(op + "_" + type, Constants{}, n, a.dtype());
   call->input(a);
   call->input(b);
   call->output(0);
@@ -161,7 +173,7 @@ Array div(const Array& a, const Array& b) {
 Array scale(const Array& a, float s) {
   const char* type = suffix("scale", "a", a);
   const std::int64_t n = a.size();
-  auto call = elementwise_call(std::string("scale_") + type, Constants{}, n);
+  auto call = wide_call(std::string("scale_") + type, Constants{}, n, a.dtype());
   call->input(a);
   call->value(s);
   call->output(0);
@@ -181,7 +193,7 @@ Array cast(const Array& a, Dtype dtype) {
   }
   const char* to = dtype == Dtype::Float32 ? "f32" : dtype == Dtype::Float16 ? "f16" : "bf16";
   const std::int64_t n = a.size();
-  auto call = elementwise_call(std::string("cast_") + from + "_" + to, Constants{}, n);
+  auto call = elementwise_call(std::string("cast_") + from + "_" + to, Constants{}, n, 8, 256);
   call->input(a);
   call->output(0);
   call->value(static_cast<std::uint64_t>(n));
@@ -237,7 +249,7 @@ Array swiglu(const Array& a, const Array& b) {
     invalid("swiglu", "a and b must have one shape and dtype");
   }
   const std::int64_t n = a.size();
-  auto call = elementwise_call(std::string("swiglu_") + type, Constants{}, n);
+  auto call = wide_call(std::string("swiglu_") + type, Constants{}, n, a.dtype());
   call->input(a);
   call->input(b);
   call->output(0);
@@ -250,7 +262,7 @@ Array gelu(const Array& x, bool tanh_approximation) {
   const std::int64_t n = x.size();
   Constants constants;
   if (tanh_approximation) constants.bools.emplace_back(200, true);
-  auto call = elementwise_call(std::string("gelu_") + type, constants, n);
+  auto call = wide_call(std::string("gelu_") + type, constants, n, x.dtype());
   call->input(x);
   call->output(0);
   call->value(static_cast<std::uint64_t>(n));
@@ -375,17 +387,20 @@ namespace {
 
 Array batched_transpose(const std::string& op, const Array& x, std::int64_t batch,
                         std::int64_t rows, std::int64_t cols, Shape result) {
-  // The grid's y and z dimensions hold at most 65535 tiles of rows and batches.
-  if (rows > 65535 * std::int64_t{32} || cols > std::numeric_limits<unsigned>::max() ||
-      batch > 65535) {
-    invalid(op, "the array is too large (at most 65535 batches, 2097120 rows, 2^32-1 columns)");
+  // The kernel moves P elements at a time over tiles of 32P x 32P (transpose.cu): P is 4 for
+  // 1- and 2-byte elements, 2 for 4-byte ones, 1 for 8-byte ones. The grid's y and z
+  // dimensions hold at most 65535 tiles of rows and batches.
+  const std::size_t size = size_of(x.dtype());
+  const std::int64_t tile = std::int64_t{32} * (size <= 2 ? 4 : size == 4 ? 2 : 1);
+  if (rows > 65535 * tile || cols > std::numeric_limits<unsigned>::max() || batch > 65535) {
+    invalid(op, "the array is too large (at most 65535 batches, " + std::to_string(65535 * tile) +
+                    " rows, 2^32-1 columns)");
   }
-  constexpr std::int64_t kTile = 32;
-  const Dim3 grid{static_cast<unsigned>((cols + kTile - 1) / kTile),
-                  static_cast<unsigned>((rows + kTile - 1) / kTile), static_cast<unsigned>(batch)};
+  const Dim3 grid{static_cast<unsigned>((cols + tile - 1) / tile),
+                  static_cast<unsigned>((rows + tile - 1) / tile), static_cast<unsigned>(batch)};
   const bool empty = batch == 0 || rows == 0 || cols == 0;
-  auto call = std::make_shared<KernelCall>("transpose_" + std::to_string(size_of(x.dtype())),
-                                           Constants{}, empty ? Dim3{0} : grid, Dim3{32, 8});
+  auto call = std::make_shared<KernelCall>("transpose_" + std::to_string(size), Constants{},
+                                           empty ? Dim3{0} : grid, Dim3{32, 8});
   call->input(x);
   call->output(0);
   call->value(static_cast<unsigned>(rows));
@@ -411,9 +426,11 @@ Array rotate(const Array& x, const Array* positions, std::int64_t offset, float 
   Constants constants;
   if (neox) constants.bools.emplace_back(200, true);
   if (positions != nullptr) constants.bools.emplace_back(201, true);
+  // A thread turns four pairs a step where it can (eight elements), and a token's block
+  // stays small enough that several share an SM.
   const std::int64_t pairs = heads * head_dim / 2;
   const auto threads =
-      static_cast<unsigned>(std::clamp<std::int64_t>((pairs + 31) / 32 * 32, 32, 1024));
+      static_cast<unsigned>(std::clamp<std::int64_t>((pairs / 4 + 31) / 32 * 32, 32, 256));
   auto call = std::make_shared<KernelCall>(std::string("rope_") + type, constants,
                                            Dim3{static_cast<unsigned>(pairs == 0 ? 0 : tokens)},
                                            Dim3{threads});

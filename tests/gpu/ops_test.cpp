@@ -310,6 +310,26 @@ TYPED_TEST(RowOpsGpu, SoftmaxWithScaleAndMasks) {
                          "softmax, misaligned"));
   const Array dead = Array::from_data(std::vector<T>(16, T(-kInfF)), {16});
   EXPECT_TRUE(matches<T>(ops::softmax(dead), std::vector<double>(16, 0.0), 0.0, "all -inf"));
+  // Rows where some threads hold only -inf (every other run of 512 elements), in registers
+  // and in the long-row loop.
+  for (const int cols : {4096, 40000}) {
+    auto y = random_data<T>(cols, this->rng_);
+    for (int c = 0; c < cols; ++c) {
+      if ((c / 512) % 2 == 0) {
+        y.values[c] = T(-kInfF);
+        y.exact[c] = -kInf;
+      }
+    }
+    double best = -kInf;
+    for (double v : y.exact) best = std::max(best, v);
+    double total = 0;
+    for (double v : y.exact) total += std::exp(v - best);
+    std::vector<double> expect(cols);
+    for (int c = 0; c < cols; ++c) expect[c] = std::exp(y.exact[c] - best) / total;
+    poison(cols * sizeof(T));
+    EXPECT_TRUE(matches<T>(ops::softmax(Array::from_data(y.values, {cols})), expect,
+                           4 * tolerance<T>() + 1e-6, "half -inf, " + std::to_string(cols)));
+  }
 }
 
 TYPED_TEST(RowOpsGpu, SwigluAndGelu) {
@@ -332,11 +352,22 @@ TYPED_TEST(RowOpsGpu, SwigluAndGelu) {
         const double v = a.exact[i];
         want[i] = tanh_form
                       ? 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
-                      : 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+                      : 0.5 * v * std::erfc(-v / std::sqrt(2.0));
       }
       poison(n * sizeof(T));
       EXPECT_TRUE(matches<T>(ops::gelu(Array::from_data(a.values, shape), tanh_form), want,
                              2 * tolerance<T>() + 1e-6, tanh_form ? "gelu tanh" : "gelu erf"));
+    }
+  }
+  // The erf form's negative tail, to relative precision: values down to about 1e-30.
+  if (std::is_same_v<T, float>) {
+    std::vector<float> x;
+    for (int i = 0; i <= 176; ++i) x.push_back(-12.0F + 0.0625F * static_cast<float>(i));
+    const std::vector<float> got =
+        ops::gelu(Array::from_data(x, {static_cast<std::int64_t>(x.size())})).to_vector<float>();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double want = 0.5 * x[i] * std::erfc(-x[i] / std::sqrt(2.0));
+      EXPECT_NEAR(got[i] / want, 1.0, 2e-5) << "gelu(" << x[i] << ") = " << got[i];
     }
   }
 }
@@ -501,41 +532,81 @@ TYPED_TEST(MoreOpsGpu, TransposeAndPermute021) {
 TYPED_TEST(MoreOpsGpu, RopeBothLayoutsWithPositionsAndOffsets) {
   using T = TypeParam;
   const int tokens = 37;
-  const int heads = 4;
-  const int head_dim = 64;
-  const std::size_t n = static_cast<std::size_t>(tokens) * heads * head_dim;
-  const auto x = random_data<T>(n, this->rng_);
   std::vector<std::int32_t> positions(tokens);
   std::uniform_int_distribution<int> pick(0, 4096);
   for (auto& p : positions) p = pick(this->rng_);
-  for (bool neox : {false, true}) {
-    for (bool explicit_positions : {false, true}) {
-      const std::int64_t offset = 100;
-      std::vector<double> want(n);
-      for (int t = 0; t < tokens; ++t) {
-        const double pos = explicit_positions ? positions[t] : static_cast<double>(offset + t);
-        for (int h = 0; h < heads; ++h) {
-          const std::size_t at = (static_cast<std::size_t>(t) * heads + h) * head_dim;
-          for (int i = 0; i < head_dim / 2; ++i) {
-            const double angle = pos * std::pow(10000.0, -2.0 * i / head_dim);
-            const int a = neox ? i : 2 * i;
-            const int b = neox ? i + head_dim / 2 : 2 * i + 1;
-            want[at + a] = x.exact[at + a] * std::cos(angle) - x.exact[at + b] * std::sin(angle);
-            want[at + b] = x.exact[at + a] * std::sin(angle) + x.exact[at + b] * std::cos(angle);
+  // Heads whose pairs fill whole vectors in both layouts, in one layout only, in neither;
+  // and a head too long for the kernel's table of angles.
+  for (const auto& [heads, head_dim] : {std::pair{4, 64}, std::pair{3, 2}, std::pair{2, 10},
+                                        std::pair{3, 24}, std::pair{1, 2050}}) {
+    const std::size_t n = static_cast<std::size_t>(tokens) * heads * head_dim;
+    const auto x = random_data<T>(n, this->rng_);
+    for (bool neox : {false, true}) {
+      for (bool explicit_positions : {false, true}) {
+        const std::int64_t offset = 100;
+        std::vector<double> want(n);
+        for (int t = 0; t < tokens; ++t) {
+          const double pos = explicit_positions ? positions[t] : static_cast<double>(offset + t);
+          for (int h = 0; h < heads; ++h) {
+            const std::size_t at = (static_cast<std::size_t>(t) * heads + h) * head_dim;
+            for (int i = 0; i < head_dim / 2; ++i) {
+              const double angle = pos * std::pow(10000.0, -2.0 * i / head_dim);
+              const int a = neox ? i : 2 * i;
+              const int b = neox ? i + head_dim / 2 : 2 * i + 1;
+              want[at + a] = x.exact[at + a] * std::cos(angle) - x.exact[at + b] * std::sin(angle);
+              want[at + b] = x.exact[at + a] * std::sin(angle) + x.exact[at + b] * std::cos(angle);
+            }
           }
         }
+        const Array dx = Array::from_data(x.values, {tokens, heads, head_dim});
+        poison(n * sizeof(T));
+        const Array out = explicit_positions
+                              ? ops::rope(dx, Array::from_data(positions, {tokens}), 10000.0F, neox)
+                              : ops::rope(dx, offset, 10000.0F, neox);
+        // Angles up to 4096 radians in float carry about 5e-4 of absolute error.
+        EXPECT_TRUE(matches<T>(out, want, 4 * tolerance<T>() + 2e-3,
+                               "rope " + std::to_string(heads) + "x" + std::to_string(head_dim) +
+                                   (neox ? " neox" : "") +
+                                   (explicit_positions ? " positions" : " offset")));
       }
-      const Array dx = Array::from_data(x.values, {tokens, heads, head_dim});
-      poison(n * sizeof(T));
-      const Array out = explicit_positions
-                            ? ops::rope(dx, Array::from_data(positions, {tokens}), 10000.0F, neox)
-                            : ops::rope(dx, offset, 10000.0F, neox);
-      // Angles up to 4096 radians in float carry about 5e-4 of absolute error.
-      EXPECT_TRUE(matches<T>(out, want, 4 * tolerance<T>() + 2e-3,
-                             std::string("rope") + (neox ? " neox" : "") +
-                                 (explicit_positions ? " positions" : " offset")));
     }
   }
+}
+
+// The transpose kernels move opaque words: one per element size, each checked bit for bit,
+// with shapes that take the packed path for every size, for some sizes only, and for none.
+template <class T>
+void check_integer_transpose(std::mt19937& rng) {
+  for (const auto& [batch, rows, cols] : {std::tuple{1, 64, 128}, std::tuple{2, 66, 130},
+                                          std::tuple{1, 33, 65}, std::tuple{3, 260, 4}}) {
+    const std::size_t n = static_cast<std::size_t>(batch) * rows * cols;
+    std::vector<T> x(n);
+    std::uniform_int_distribution<long long> dist(std::numeric_limits<T>::min(),
+                                                  std::numeric_limits<T>::max());
+    for (T& v : x) v = static_cast<T>(dist(rng));
+    std::vector<T> want(n);
+    for (int b = 0; b < batch; ++b) {
+      for (int i = 0; i < rows; ++i) {
+        for (int j = 0; j < cols; ++j) {
+          want[(static_cast<std::size_t>(b) * cols + j) * rows + i] =
+              x[(static_cast<std::size_t>(b) * rows + i) * cols + j];
+        }
+      }
+    }
+    poison(n * sizeof(T));
+    const Array out = ops::permute021(Array::from_data(x, {batch, rows, cols}));
+    EXPECT_EQ(out.to_vector<T>(), want)
+        << sizeof(T) << "-byte elements, " << batch << "x" << rows << "x" << cols;
+  }
+}
+
+TEST(OpsGpuTranspose, EveryElementSizeBitForBit) {
+  KREG_REQUIRE_GPU();
+  std::mt19937 rng(5);
+  check_integer_transpose<std::int8_t>(rng);
+  check_integer_transpose<std::uint16_t>(rng);
+  check_integer_transpose<std::int32_t>(rng);
+  check_integer_transpose<std::int64_t>(rng);
 }
 
 }  // namespace
