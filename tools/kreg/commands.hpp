@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,15 @@ struct GpuCheck {
   std::string detail;
 };
 
+// Runs `check` (which sets whether it passed and returns the detail), turning an exception
+// into a failed check with its message.
+GpuCheck run_check(std::string label, const std::function<std::string(bool&)>& check);
+
 // Launches each built-in on random data and compares with a float64 reference.
 std::vector<GpuCheck> run_gpu_checks(Registry& reg);
+
+// Runs one case of every op family (kreg::ops, on the current GPU) against float64
+// references.
+std::vector<GpuCheck> run_op_checks();
 
 }  // namespace kreg::cli

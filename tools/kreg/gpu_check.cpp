@@ -78,7 +78,9 @@ using Check = std::function<std::string(Registry&, const KernelRequest&, std::mt
 std::string elementwise(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool& ok) {
   auto a = random<float>(rng);
   auto b = random<float>(rng);
-  Buffer<float> da(a), db(b), out(kN);
+  const Buffer<float> da(a);
+  const Buffer<float> db(b);
+  const Buffer<float> out(kN);
   reg.get(r.name, r.constants)
       .launch(kGrid, kBlock, 0, nullptr, static_cast<const float*>(da.data),
               static_cast<const float*>(db.data), out.data, kN);
@@ -94,7 +96,8 @@ std::string powi(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool&
   for (const auto& [index, value] : r.constants.ints) exponent = index == 300 ? value : exponent;
   for (const auto& [index, value] : r.constants.bools) negate = index == 200 ? value : negate;
   auto x = random<float>(rng, -1.5, 1.5);
-  Buffer<float> dx(x), out(kN);
+  const Buffer<float> dx(x);
+  const Buffer<float> out(kN);
   reg.get(r.name, r.constants)
       .launch(kGrid, kBlock, 0, nullptr, static_cast<const float*>(dx.data), out.data, kN);
   std::vector<double> want(kN);
@@ -107,7 +110,8 @@ std::string axpy(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool&
   auto x = random<T>(rng);
   auto y = random<T>(rng);
   const T alpha = static_cast<T>(0.625);
-  Buffer<T> dx(x), dy(y);
+  const Buffer<T> dx(x);
+  const Buffer<T> dy(y);
   reg.get(r.name, r.constants)
       .launch(kGrid, kBlock, 0, nullptr, alpha, static_cast<const T*>(dx.data), dy.data, kN);
   std::vector<double> want(kN);
@@ -116,6 +120,18 @@ std::string axpy(Registry& reg, const KernelRequest& r, std::mt19937& rng, bool&
 }
 
 }  // namespace
+
+GpuCheck run_check(std::string label, const std::function<std::string(bool&)>& check) {
+  GpuCheck result;
+  result.label = std::move(label);
+  try {
+    result.detail = check(result.ok);
+  } catch (const std::exception& e) {
+    result.ok = false;
+    result.detail = e.what();
+  }
+  return result;
+}
 
 std::vector<GpuCheck> run_gpu_checks(Registry& reg) {
   const std::map<std::string, Check> checks = {
@@ -128,22 +144,14 @@ std::vector<GpuCheck> run_gpu_checks(Registry& reg) {
   std::mt19937 rng(2026);
   std::vector<GpuCheck> results;
   for (const KernelRequest& request : reg.prewarm_all_requests()) {
-    GpuCheck result;
-    result.label = kernel_label(request.name, request.constants);
+    const std::string label = kernel_label(request.name, request.constants);
     auto it = checks.find(request.name);
     if (it == checks.end()) {
-      result.ok = true;
-      result.detail = "loaded; no reference check for this kernel";
-      results.push_back(result);
+      results.push_back({label, true, "loaded; no reference check for this kernel"});
       continue;
     }
-    try {
-      result.detail = it->second(reg, request, rng, result.ok);
-    } catch (const std::exception& e) {
-      result.ok = false;
-      result.detail = e.what();
-    }
-    results.push_back(result);
+    results.push_back(
+        run_check(label, [&](bool& ok) { return it->second(reg, request, rng, ok); }));
   }
   return results;
 }

@@ -104,7 +104,9 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
   nlohmann::json checks = nlohmann::json::array();
   if (gpu) {
     Table results({"kernel", "GPU check", "detail"});
-    for (const GpuCheck& c : run_gpu_checks(reg)) {
+    std::vector<GpuCheck> all = run_gpu_checks(reg);
+    for (GpuCheck& c : run_op_checks()) all.push_back(std::move(c));
+    for (const GpuCheck& c : all) {
       if (!c.ok) status = 1;
       results.add({c.label, c.ok ? "ok" : "FAILED", c.detail});
       checks.push_back({{"kernel", c.label}, {"ok", c.ok}, {"detail", c.detail}});
