@@ -56,8 +56,10 @@ struct RegistryOptions {
   /// The GPU whose arch is the default target and whose primary context kreg uses when a
   /// launching thread has no current context.
   int device = 0;
-  /// Start NVRTC on a background thread when the registry is created, so that its one-time
-  /// start-up (tens of milliseconds) is not paid by the first `get`.
+  /// Start NVRTC on a background thread just after the registry is created (10 ms after,
+  /// unless a compile comes first), so that its one-time start-up is not paid by a later
+  /// first compile. A compile that comes first starts NVRTC itself rather than queue
+  /// behind the warm-up.
   bool warm_compiler = true;
   /// Threads used by `prewarm*`; 0 means one per hardware thread.
   unsigned prewarm_threads = 0;

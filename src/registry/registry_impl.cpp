@@ -116,7 +116,17 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
     register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
   }
   if (options_.warm_compiler) {
-    warm_thread_ = std::jthread([arch = options_.arch] { warm_compiler(arch); });
+    warm_thread_ = std::jthread([this, arch = options_.arch](const std::stop_token& stop) {
+      // NVRTC compiles one program at a time, so a compile asked for right after the
+      // registry was made would only wait behind the warm-up and pay for both: such a
+      // compile starts NVRTC itself. A program that compiles later finds it warm.
+      constexpr std::chrono::milliseconds kGrace{10};
+      {
+        std::unique_lock lock(warm_mutex_);
+        if (warm_wake_.wait_for(lock, stop, kGrace, [this] { return compile_requested_; })) return;
+      }
+      if (!stop.stop_requested()) warm_compiler(arch);
+    });
   }
 }
 
@@ -285,6 +295,13 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
     return remote ? std::move(*remote) : compiler::compile(attempt);
   };
+  if (options_.warm_compiler) {
+    {
+      const std::lock_guard lock(warm_mutex_);
+      compile_requested_ = true;
+    }
+    warm_wake_.notify_all();
+  }
   compiler::Result result;
   try {
     result = registry::compile_with_fallback(request, run);

@@ -12,6 +12,7 @@
 #include "registry/source.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -120,11 +121,11 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
 
   RegistryOptions options_;
   bool nvtx_ = false;
-  std::unique_ptr<cache::DiskCache> disk_;  // null when off or unusable
+  std::unique_ptr<cache::DiskCache> disk_;          // null when off or unusable
   std::unique_ptr<cache::DiskWriter> disk_writer_;  // with disk_; destroyed first, draining
-  std::string disk_salt_;                   // NVRTC identity: part of every disk key
-  bool precompiled_ = true;                 // RegistryOptions::precompiled, KREG_PRECOMPILED
-  bool precompiled_constants_ = true;       // KREG_PRECOMPILED_CONSTANTS
+  std::string disk_salt_;                           // NVRTC identity: part of every disk key
+  bool precompiled_ = true;            // RegistryOptions::precompiled, KREG_PRECOMPILED
+  bool precompiled_constants_ = true;  // KREG_PRECOMPILED_CONSTANTS
 
   mutable std::mutex mutex_;  // guards everything below it, except the table's readers
   std::map<std::string, std::shared_ptr<const registry::Source>, std::less<>> sources_;
@@ -159,7 +160,11 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::atomic<std::uint64_t> compile_ns_{0};
   std::atomic<std::uint64_t> load_ns_{0};
 
-  std::jthread warm_thread_;  // last: joined first on destruction
+  // The warm-up waits briefly for a first compile, which would otherwise queue behind it.
+  std::mutex warm_mutex_;
+  std::condition_variable_any warm_wake_;
+  bool compile_requested_ = false;  // guarded by warm_mutex_
+  std::jthread warm_thread_;        // last: joined first on destruction
 };
 
 }  // namespace kreg::detail
