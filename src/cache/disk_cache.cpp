@@ -4,6 +4,7 @@
 #include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/log.hpp"
+#include "core/posix.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,7 +42,7 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
   for (const auto& part : dir) {
     partial /= part;
     if (partial == partial.root_path()) continue;
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (core::posix::make_dir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
       why = "cannot create " + partial.string() + ": " + std::generic_category().message(errno);
       return false;
     }
@@ -92,7 +93,7 @@ std::optional<std::string> read_trusted(const fs::path& path, bool& refused, boo
     std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t got = 0;
     while (got < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      const ssize_t n = core::posix::read_some(fd, bytes.data() + got, bytes.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
