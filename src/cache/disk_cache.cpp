@@ -77,14 +77,20 @@ std::uint64_t parse_bytes(const std::string& text) {
   return DiskCache::kDefaultMaxBytes;
 }
 
-// Reads a whole trusted regular file; std::nullopt (with `refused` set when it exists but is
-// not ours) otherwise.
-std::optional<std::string> read_trusted(const fs::path& path, bool& refused, bool touch) {
-  refused = false;
+// Why read_trusted found nothing.
+enum class Unread : unsigned char {
+  Missing,  // no such file (never written, or removed since it was listed)
+  Refused,  // there is one, but not a regular file that only this user could have written
+  Failed,   // it could not be opened for another reason
+};
+
+// Reads a whole trusted regular file; std::nullopt with `why` set otherwise.
+std::optional<std::string> read_trusted(const fs::path& path, Unread& why, bool touch) {
   // O_NONBLOCK: a FIFO planted under an entry's name must not block a get forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    refused = errno == ELOOP;  // a symbolic link where an entry should be
+    // ELOOP: a symbolic link where an entry should be.
+    why = errno == ENOENT ? Unread::Missing : errno == ELOOP ? Unread::Refused : Unread::Failed;
     return std::nullopt;
   }
   struct stat st {};
@@ -98,11 +104,11 @@ std::optional<std::string> read_trusted(const fs::path& path, bool& refused, boo
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
-    bytes.resize(got);
+    bytes.resize(got);                   // shorter than it was: the entry's checksum tells
     if (touch) ::futimens(fd, nullptr);  // "last used" for eviction
     out = std::move(bytes);
   } else {
-    refused = true;
+    why = Unread::Refused;
   }
   ::close(fd);
   return out;
@@ -141,11 +147,15 @@ DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool create)
     why = "no cache folder (set KREG_CACHE_DIR or HOME)";
   } else if (!create && !fs::is_directory(root_, error)) {
     return;  // inspecting only: a folder that does not exist is just not usable
-  } else if (prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why)) {
+  } else if (prepare_folders(why)) {
     usable_ = true;
     return;
   }
   warn(why + "; caching in memory only");
+}
+
+bool DiskCache::prepare_folders(std::string& why) const {
+  return prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why);
 }
 
 fs::path DiskCache::default_dir() {
@@ -168,10 +178,10 @@ std::optional<std::string> DiskCache::load(std::string_view key) {
   if (!usable_) return std::nullopt;
   try {
     const fs::path path = entry_path(key_digest(key));
-    bool refused = false;
-    auto bytes = read_trusted(path, refused, true);
+    Unread why_not = Unread::Missing;
+    auto bytes = read_trusted(path, why_not, true);
     if (!bytes) {
-      if (refused && !warned_refused_.exchange(true)) {
+      if (why_not == Unread::Refused && !warned_refused_.exchange(true)) {
         warn("refusing " + path.string() + ": not a file owned and writable only by this user");
       }
       return std::nullopt;
@@ -201,7 +211,12 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
       return;
     }
     const std::string bytes = encode_entry(key, payload);
-    const int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    // The temp folder is gone: someone removed the whole cache (rm -rf) while this process
+    // ran. Make it again (with the same checks as at start) rather than stop storing.
+    if (error == ENOENT && prepare_folders(why)) {
+      error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    }
     if (error != 0) {
       if (!warned_write_.exchange(true)) {
         warn("cannot write " + final_path.string() + ": " + std::generic_category().message(error) +
@@ -279,8 +294,10 @@ DiskCache::Verify DiskCache::verify(bool remove_bad) {
   if (!usable_) return v;
   std::error_code error;
   for (const FileInfo& f : list(root_, kSuffix)) {
-    bool refused = false;
-    auto bytes = read_trusted(f.path, refused, false);
+    Unread why_not = Unread::Missing;
+    auto bytes = read_trusted(f.path, why_not, false);
+    // Removed since it was listed (another process trimmed it): neither good nor bad.
+    if (!bytes && why_not == Unread::Missing) continue;
     auto entry = bytes ? decode_entry(*bytes) : std::nullopt;
     const bool good = entry && f.path.stem() == key_digest(entry->key);
     if (good) {
