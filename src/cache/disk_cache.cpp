@@ -212,9 +212,9 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
     }
     const std::string bytes = encode_entry(key, payload);
     int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
-    // The temp folder is gone: someone removed the whole cache (rm -rf) while this process
-    // ran. Make it again (with the same checks as at start) rather than stop storing.
-    if (error == ENOENT && prepare_folders(why)) {
+    // A folder is gone: someone removed the cache (rm -rf) while this process ran, before or
+    // during the write. Make them again, with the same checks as at start, and retry once.
+    if (error == ENOENT && prepare_folders(why) && prepare_dir(final_path.parent_path(), why)) {
       error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
     }
     if (error != 0) {
