@@ -49,7 +49,8 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
   }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    why = dir.string() + " is not a folder";
+    // A link is refused even to a good folder: whoever made it chose where entries go.
+    why = dir.string() + (S_ISLNK(st.st_mode) ? " is a symbolic link" : " is not a folder");
     return false;
   }
   if (!trusted(st)) {
