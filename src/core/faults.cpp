@@ -8,6 +8,8 @@
 namespace kreg::core::faults {
 namespace {
 
+static_assert(static_cast<std::size_t>(Point::LibraryLoad) + 1 == kPoints, "one slot per point");
+
 struct Arm {
   int error = 0;
   int remaining = 0;  // < 0: every call

@@ -6,7 +6,7 @@
 // test machine can produce on demand (a root user is not even refused by permissions).
 //
 // The switch is the one piece of process-wide mutable state kreg keeps for testing. Nothing
-// in kreg arms it. When nothing is armed, a call site pays one relaxed atomic load.
+// in kreg arms it. When nothing is armed, a call site pays a call and one relaxed atomic load.
 
 #include <cstddef>
 #include <optional>
