@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -73,8 +74,7 @@ class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix)
       : path_(std::filesystem::path(::testing::TempDir()) /
-              (prefix + std::to_string(::getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+              (prefix + std::to_string(::getpid()) + "_" + test_name())) {
     std::filesystem::remove_all(path_);
   }
   ~ScratchDir() {
@@ -87,6 +87,13 @@ class ScratchDir {
   const std::filesystem::path& path() const { return path_; }
 
  private:
+  // One path component: a parameterized test's name ("Case/Param") holds a slash.
+  static std::string test_name() {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    return name;
+  }
+
   std::filesystem::path path_;
 };
 

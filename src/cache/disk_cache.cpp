@@ -4,6 +4,7 @@
 #include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/log.hpp"
+#include "core/posix.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -41,14 +42,15 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
   for (const auto& part : dir) {
     partial /= part;
     if (partial == partial.root_path()) continue;
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (core::posix::make_dir(partial.c_str(), 0700) != 0 && errno != EEXIST) {
       why = "cannot create " + partial.string() + ": " + std::generic_category().message(errno);
       return false;
     }
   }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    why = dir.string() + " is not a folder";
+    // A link is refused even to a good folder: whoever made it chose where entries go.
+    why = dir.string() + (S_ISLNK(st.st_mode) ? " is a symbolic link" : " is not a folder");
     return false;
   }
   if (!trusted(st)) {
@@ -76,14 +78,20 @@ std::uint64_t parse_bytes(const std::string& text) {
   return DiskCache::kDefaultMaxBytes;
 }
 
-// Reads a whole trusted regular file; std::nullopt (with `refused` set when it exists but is
-// not ours) otherwise.
-std::optional<std::string> read_trusted(const fs::path& path, bool& refused, bool touch) {
-  refused = false;
+// Why read_trusted found nothing.
+enum class Unread : unsigned char {
+  Missing,  // no such file (never written, or removed since it was listed)
+  Refused,  // there is one, but not a regular file that only this user could have written
+  Failed,   // it could not be opened for another reason
+};
+
+// Reads a whole trusted regular file; std::nullopt with `why` set otherwise.
+std::optional<std::string> read_trusted(const fs::path& path, Unread& why, bool touch) {
   // O_NONBLOCK: a FIFO planted under an entry's name must not block a get forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    refused = errno == ELOOP;  // a symbolic link where an entry should be
+    // ELOOP: a symbolic link where an entry should be.
+    why = errno == ENOENT ? Unread::Missing : errno == ELOOP ? Unread::Refused : Unread::Failed;
     return std::nullopt;
   }
   struct stat st {};
@@ -92,16 +100,16 @@ std::optional<std::string> read_trusted(const fs::path& path, bool& refused, boo
     std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t got = 0;
     while (got < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      const ssize_t n = core::posix::read_some(fd, bytes.data() + got, bytes.size() - got);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<std::size_t>(n);
     }
-    bytes.resize(got);
+    bytes.resize(got);                   // shorter than it was: the entry's checksum tells
     if (touch) ::futimens(fd, nullptr);  // "last used" for eviction
     out = std::move(bytes);
   } else {
-    refused = true;
+    why = Unread::Refused;
   }
   ::close(fd);
   return out;
@@ -140,11 +148,15 @@ DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool create)
     why = "no cache folder (set KREG_CACHE_DIR or HOME)";
   } else if (!create && !fs::is_directory(root_, error)) {
     return;  // inspecting only: a folder that does not exist is just not usable
-  } else if (prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why)) {
+  } else if (prepare_folders(why)) {
     usable_ = true;
     return;
   }
   warn(why + "; caching in memory only");
+}
+
+bool DiskCache::prepare_folders(std::string& why) const {
+  return prepare_dir(dir_, why) && prepare_dir(root_, why) && prepare_dir(root_ / "tmp", why);
 }
 
 fs::path DiskCache::default_dir() {
@@ -167,10 +179,10 @@ std::optional<std::string> DiskCache::load(std::string_view key) {
   if (!usable_) return std::nullopt;
   try {
     const fs::path path = entry_path(key_digest(key));
-    bool refused = false;
-    auto bytes = read_trusted(path, refused, true);
+    Unread why_not = Unread::Missing;
+    auto bytes = read_trusted(path, why_not, true);
     if (!bytes) {
-      if (refused && !warned_refused_.exchange(true)) {
+      if (why_not == Unread::Refused && !warned_refused_.exchange(true)) {
         warn("refusing " + path.string() + ": not a file owned and writable only by this user");
       }
       return std::nullopt;
@@ -200,7 +212,12 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
       return;
     }
     const std::string bytes = encode_entry(key, payload);
-    const int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    // A folder is gone: someone removed the cache (rm -rf) while this process ran, before or
+    // during the write. Make them again, with the same checks as at start, and retry once.
+    if (error == ENOENT && prepare_folders(why) && prepare_dir(final_path.parent_path(), why)) {
+      error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    }
     if (error != 0) {
       if (!warned_write_.exchange(true)) {
         warn("cannot write " + final_path.string() + ": " + std::generic_category().message(error) +
@@ -278,8 +295,10 @@ DiskCache::Verify DiskCache::verify(bool remove_bad) {
   if (!usable_) return v;
   std::error_code error;
   for (const FileInfo& f : list(root_, kSuffix)) {
-    bool refused = false;
-    auto bytes = read_trusted(f.path, refused, false);
+    Unread why_not = Unread::Missing;
+    auto bytes = read_trusted(f.path, why_not, false);
+    // Removed since it was listed (another process trimmed it): neither good nor bad.
+    if (!bytes && why_not == Unread::Missing) continue;
     auto entry = bytes ? decode_entry(*bytes) : std::nullopt;
     const bool good = entry && f.path.stem() == key_digest(entry->key);
     if (good) {

@@ -63,6 +63,8 @@ class DiskCache {
   Verify verify(bool remove_bad);
 
  private:
+  // Creates the cache's folders if missing and checks each can be trusted; `why` says why not.
+  bool prepare_folders(std::string& why) const;
   std::filesystem::path entry_path(std::string_view digest) const;
   void maybe_evict(std::uint64_t added);
   std::size_t trim_locked(std::uint64_t target_bytes);

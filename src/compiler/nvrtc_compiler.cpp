@@ -1,6 +1,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 
 #include "core/env.hpp"
+#include "core/faults.hpp"
 #include "core/log.hpp"
 
 #include <kreg/error.hpp>
@@ -38,6 +39,14 @@ std::string program_log(nvrtcProgram program) {
   if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
   log.resize(size - 1);  // drop the terminating NUL
   return log;
+}
+
+// nvrtcCompileProgram, or the failure a test armed in its place.
+nvrtcResult compile_program(nvrtcProgram program, const std::vector<const char*>& options) {
+  if (auto injected = core::faults::hit(core::faults::Point::NvrtcCompile)) {
+    return static_cast<nvrtcResult>(*injected);
+  }
+  return nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
 }
 
 }  // namespace
@@ -87,8 +96,7 @@ Result compile(const Request& request) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
   };
-  const nvrtcResult status = nvrtcCompileProgram(*program, static_cast<int>(option_pointers.size()),
-                                                 option_pointers.data());
+  const nvrtcResult status = compile_program(*program, option_pointers);
   result.log = program_log(*program);
   if (status == NVRTC_ERROR_OUT_OF_MEMORY || status == NVRTC_ERROR_PROGRAM_CREATION_FAILURE) {
     check(status, "nvrtcCompileProgram");

@@ -6,6 +6,7 @@
 
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <csignal>
@@ -21,8 +22,30 @@ namespace {
 
 constexpr std::size_t kMaxFailures = 3;
 
+// Owned by this user or by root, and not writable by others.
+bool trusted(const struct stat& st) {
+  return (st.st_uid == ::geteuid() || st.st_uid == 0) && (st.st_mode & S_IWOTH) == 0;
+}
+
+// A worker compiles the binaries kreg then loads and caches, so it runs only if no other
+// user could have written it or put it in place: the file (after links) and its folder are
+// trusted, or the folder is sticky (as /tmp is: no one can replace another's file there).
+// Group-writable is allowed: a umask of 002 makes every build output so.
 bool executable(const std::string& path) {
-  return !path.empty() && ::access(path.c_str(), X_OK) == 0;
+  if (path.empty() || ::access(path.c_str(), X_OK) != 0) return false;
+  std::error_code error;
+  const std::filesystem::path real = std::filesystem::canonical(path, error);
+  struct stat file {};
+  struct stat folder {};
+  if (error || ::stat(real.c_str(), &file) != 0 || !S_ISREG(file.st_mode) ||
+      ::stat(real.parent_path().c_str(), &folder) != 0) {
+    return false;
+  }
+  if (trusted(file) && (trusted(folder) || (folder.st_mode & S_ISVTX) != 0)) return true;
+  core::log_write(core::LogLevel::Warn, "not running compile worker '" + path +
+                                            "': it or its folder could be written by another "
+                                            "user; compiling in-process");
+  return false;
 }
 
 }  // namespace

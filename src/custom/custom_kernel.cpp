@@ -8,6 +8,7 @@
 #include "custom/custom_call.hpp"
 #include "custom/names.hpp"
 #include "custom/state.hpp"
+#include "registry/source.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -105,6 +106,17 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   for (const std::string& n : input_names) custom::check_name(n, "input", name);
   for (const std::string& n : output_names) custom::check_name(n, "output", name);
   check_unique(name, input_names, output_names, {});
+  // Generated source goes through the registry's source reader, which would obey a kreg
+  // directive: a body could then pass NVRTC any option, and some (--time=FILE) write files.
+  auto refuse_directives = [&](const std::string& text, const char* part) {
+    const std::string directive = registry::first_directive(text);
+    if (!directive.empty()) {
+      invalid(name, std::string("the ") + part + " holds the kreg directive '" + directive +
+                        "'; directives belong to registered sources, not to custom kernels");
+    }
+  };
+  refuse_directives(source, "body");
+  refuse_directives(options.header, "header");
   state_->what = "custom kernel '" + name + "'";
   state_->name = std::move(name);
   state_->input_names = std::move(input_names);

@@ -71,6 +71,13 @@ std::string resolve_arch(const RegistryOptions& options) {
   return arch;
 }
 
+// A message of a lower layer, to be quoted in one that names the kernel.
+std::string without_prefix(std::string_view message) {
+  constexpr std::string_view kPrefix = "kreg: ";
+  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
+  return std::string(message);
+}
+
 // Compiles a trivial kernel so that NVRTC's one-time start-up is paid off the caller's path.
 void warm_compiler(std::string arch) {
   try {
@@ -305,6 +312,11 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
   compiler::Result result;
   try {
     result = registry::compile_with_fallback(request, run);
+  } catch (const Error& e) {
+    // NVRTC itself failed (out of memory, say): the cause alone would not say which kernel.
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    throw Error(e.code(), "kreg: compiling '" + r.label + "' (source '" + source.name + "', key '" +
+                              key + "') failed: " + without_prefix(e.what()));
   } catch (...) {
     failures_.fetch_add(1, std::memory_order_relaxed);
     throw;
@@ -400,7 +412,11 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
       std::lock_guard slot_lock(slot.load_mutex);
       if (!slot.library) {
         const auto start = Clock::now();
-        slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
+        try {
+          slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
+        } catch (const Error& e) {
+          throw Error(e.code(), "kreg: kernel '" + entry.label + "': " + without_prefix(e.what()));
+        }
         loads_.fetch_add(1, std::memory_order_relaxed);
         load_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
       }

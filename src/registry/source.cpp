@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <sstream>
 
 namespace kreg::registry {
@@ -285,20 +286,32 @@ void add_entry(const std::string& source, std::vector<Entry>& entries, std::stri
   entries.push_back(std::move(entry));
 }
 
+struct Directive {
+  std::string_view word;  // "options" in "// kreg:options -use_fast_math"
+  std::string_view rest;
+};
+
+// The directive a line is, if it is one: "// kreg:word" is a directive; "// kreg: some
+// prose" is just a comment.
+std::optional<Directive> directive_of(std::string_view line) {
+  std::string_view s = trim(line);
+  if (s.substr(0, 2) != "//") return std::nullopt;
+  s = trim(s.substr(2));
+  if (s.substr(0, 5) != "kreg:" || s.size() == 5 || !is_ident_start(s[5])) return std::nullopt;
+  s = s.substr(5);
+  std::size_t end = 0;
+  while (end < s.size() && (is_ident_char(s[end]) || s[end] == '-')) ++end;
+  return Directive{s.substr(0, end), trim(s.substr(end))};
+}
+
 void read_annotations(Source& source) {
   std::istringstream lines(source.text);
   std::string line;
   while (std::getline(lines, line)) {
-    std::string_view s = trim(line);
-    if (s.substr(0, 2) != "//") continue;
-    s = trim(s.substr(2));
-    // "// kreg:word" is a directive; "// kreg: some prose" is just a comment.
-    if (s.substr(0, 5) != "kreg:" || s.size() == 5 || !is_ident_start(s[5])) continue;
-    s = s.substr(5);
-    std::size_t end = 0;
-    while (end < s.size() && (is_ident_char(s[end]) || s[end] == '-')) ++end;
-    const std::string_view directive = s.substr(0, end);
-    const std::string_view rest = trim(s.substr(end));
+    const std::optional<Directive> found = directive_of(line);
+    if (!found) continue;
+    const std::string_view directive = found->word;
+    const std::string_view rest = found->rest;
     if (directive == "entry") {
       add_entry(source.name, source.entries, rest);
     } else if (directive == "options") {
@@ -321,6 +334,17 @@ void read_annotations(Source& source) {
 }
 
 }  // namespace
+
+std::string first_directive(std::string_view text) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end);
+    if (directive_of(line)) return std::string(trim(line));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return {};
+}
 
 const ConstantDecl* Source::find_constant(int index) const noexcept {
   for (const ConstantDecl& decl : constants) {

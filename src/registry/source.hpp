@@ -49,6 +49,9 @@ struct Source {
 // Reads a source's text. Throws InvalidArgument, naming the source, for anything malformed.
 Source parse_source(std::string name, std::string text, const SourceOptions& options);
 
+// The first line of `text` that is a kreg directive ("// kreg:options ..."), or "".
+std::string first_directive(std::string_view text);
+
 // Checks a request's constants (sorted) against the source's declarations: InvalidArgument
 // for an index given twice or not declared, CompileError for a required constant that is
 // missing or a value of the wrong type. `label` names the request in the message.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace kreg::cache {
 namespace {
@@ -131,6 +132,33 @@ TEST_F(DiskCacheTest, GroupWritableFolderIsRefused) {
   EXPECT_FALSE(cache.usable());
 }
 
+TEST_F(DiskCacheTest, FoldersOthersCouldChangeAreRefused) {
+  const fs::path elsewhere = dir_.string() + "_real";
+  fs::create_directories(elsewhere);
+  fs::permissions(elsewhere, fs::perms::owner_all);
+  // A sticky folder anyone may write to, as /tmp is.
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::all | fs::perms::sticky_bit);
+  EXPECT_FALSE(DiskCache(dir_, 0).usable());
+  // A link as the cache folder: whoever made it chose where entries go.
+  fs::remove(dir_);
+  fs::create_directory_symlink(elsewhere, dir_);
+  EXPECT_FALSE(DiskCache(dir_, 0).usable());
+  // A link inside it, where the format's folder should be.
+  fs::remove(dir_);
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_all);
+  fs::create_directory_symlink(elsewhere, dir_ / ("v" + std::to_string(kFormatVersion)));
+  EXPECT_FALSE(DiskCache(dir_, 0).usable());
+  fs::remove(dir_ / ("v" + std::to_string(kFormatVersion)));
+  EXPECT_TRUE(DiskCache(dir_, 0).usable());
+  if (::geteuid() == 0) {  // only root can give a folder away
+    ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(DiskCache(dir_, 0).usable());
+  }
+  fs::remove_all(elsewhere);
+}
+
 TEST_F(DiskCacheTest, GroupWritableOrLinkedEntriesAreRefused) {
   DiskCache cache(dir_, 0);
   cache.store("k", "v");
@@ -192,6 +220,18 @@ TEST_F(DiskCacheTest, VerifyFindsAndRemovesBadEntries) {
   EXPECT_EQ(cache.usage().entries, 3u);
   EXPECT_EQ(cache.clear(), 3u);
   EXPECT_EQ(cache.usage().entries, 0u);
+}
+
+TEST_F(DiskCacheTest, VerifyWhileAnotherProcessClearsFindsNothingBad) {
+  DiskCache cache(dir_, 0);
+  DiskCache other(dir_, 0);  // another process's view of the same folder
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 400; ++i) cache.store("k" + std::to_string(i), "v");
+    std::thread clearing([&] { other.clear(); });
+    // An entry removed between verify's listing and its read is gone, not bad.
+    while (cache.usage().entries > 0) EXPECT_EQ(cache.verify(false).bad, 0u) << round;
+    clearing.join();
+  }
 }
 
 }  // namespace

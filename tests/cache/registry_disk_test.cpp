@@ -1,5 +1,6 @@
 // The registry with its disk cache: hits across registries (and processes), keys, recovery
 // and degradation.
+#include "cache/cache_scan.hpp"
 #include "cache/stress_sources.hpp"
 #include "test_support.hpp"
 
@@ -134,6 +135,19 @@ TEST_F(RegistryDisk, CorruptEntriesAreRecompiledAndReplaced) {
   second.flush_disk_cache();
   Registry third(with_disk());
   EXPECT_EQ(third.compile("elementwise_add_f32").origin(), Origin::Disk);
+}
+
+TEST_F(RegistryDisk, ACacheFolderRemovedWhileRunningIsMadeAgain) {
+  Registry reg(with_disk());
+  reg.compile("axpy_f32");
+  reg.flush_disk_cache();
+  EXPECT_EQ(entries(), 1u);
+  fs::remove_all(dir_);  // `rm -rf ~/.cache/kreg` under a running process
+  reg.compile("elementwise_add_f32");
+  reg.flush_disk_cache();
+  test::expect_clean_cache(dir_, 1);
+  Registry later(with_disk());
+  EXPECT_EQ(later.compile("elementwise_add_f32").origin(), Origin::Disk);
 }
 
 TEST_F(RegistryDisk, FailedCompilesAreNeverStored) {

@@ -2,8 +2,11 @@
 
 #include "test_support.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -127,6 +130,35 @@ TEST(WorkerPool, EnvironmentOverridesTheExecutable) {
   ::setenv("KREG_COMPILE_WORKER", "/nonexistent", 1);
   EXPECT_EQ(WorkerPool::find_executable(), "");
   ::unsetenv("KREG_COMPILE_WORKER");
+}
+
+TEST(WorkerPool, AWorkerOthersCouldHaveWrittenIsNotRun) {
+  namespace fs = std::filesystem;
+  const std::string fake = script("kreg_guarded_worker.sh", "exit 0");
+  ::setenv("KREG_COMPILE_WORKER", fake.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): one thread
+  EXPECT_EQ(WorkerPool::find_executable(), fake);    // /tmp is sticky: no one else can replace it
+  fs::permissions(fake, fs::perms::others_write, fs::perm_options::add);
+  EXPECT_EQ(WorkerPool::find_executable(), "");
+  fs::permissions(fake, fs::perms::others_write, fs::perm_options::remove);
+  EXPECT_EQ(WorkerPool::find_executable(), fake);
+
+  // In a folder anyone may write to (and not sticky), anyone could have put it there.
+  const fs::path open_dir = fs::path(::testing::TempDir()) / "kreg_open_worker_dir";
+  fs::create_directories(open_dir);
+  fs::permissions(open_dir, fs::perms::all);
+  const fs::path planted = open_dir / "kreg-nvrtc-worker";
+  fs::copy_file(fake, planted, fs::copy_options::overwrite_existing);
+  ::setenv("KREG_COMPILE_WORKER", planted.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(WorkerPool::find_executable(), "");
+  fs::permissions(open_dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  EXPECT_EQ(WorkerPool::find_executable(), planted.string());
+
+  if (::geteuid() == 0) {  // only root can give a file away
+    ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(WorkerPool::find_executable(), "");
+  }
+  ::unsetenv("KREG_COMPILE_WORKER");  // NOLINT(concurrency-mt-unsafe)
+  fs::remove_all(open_dir);
 }
 
 }  // namespace

@@ -23,6 +23,23 @@ TEST(CustomKernelChecks, NoOutputNames) {
   EXPECT_TRUE(contains(m, "at least one output")) << m;
 }
 
+TEST(CustomKernelChecks, BodiesAndHeadersCannotCarryKregDirectives) {
+  const std::string body = std::string(kDouble) + "\n  // kreg:options --time=/tmp/kreg_x.csv\n";
+  std::string m =
+      expect_error(ErrorCode::InvalidArgument, [&] { CustomKernel("k", {"a"}, {"out"}, body); });
+  EXPECT_TRUE(contains(m, "body holds the kreg directive '// kreg:options --time=/tmp/kreg_x.csv'"))
+      << m;
+  CustomKernelOptions options;
+  options.header = "// kreg:arch-specific\n";
+  m = expect_error(ErrorCode::InvalidArgument,
+                   [&] { CustomKernel("k", {"a"}, {"out"}, kDouble, options); });
+  EXPECT_TRUE(contains(m, "header holds the kreg directive")) << m;
+  // Prose after "kreg:" and a directive-like comment after code are not directives.
+  EXPECT_NO_THROW(CustomKernel("k", {"a"}, {"out"}, std::string(kDouble) + "\n// kreg: why\n"));
+  EXPECT_NO_THROW(
+      CustomKernel("k", {"a"}, {"out"}, std::string(kDouble) + " // kreg:options -G\n"));
+}
+
 TEST(CustomKernelChecks, NamesMustBeIdentifiers) {
   for (const char* bad : {"1a", "a-b", "", "a b", "ä"}) {
     const std::string m = expect_error(ErrorCode::InvalidArgument,
