@@ -5,7 +5,6 @@
 #include <kreg/error.hpp>
 
 #include <array>
-#include <mutex>
 
 namespace kreg::cuda {
 namespace {
@@ -14,7 +13,6 @@ namespace {
 constexpr std::size_t kSlots = 64;
 
 struct Journal {
-  std::mutex mutex;
   std::array<void*, kSlots> streams{};
   std::array<std::string, kSlots> labels;
   std::size_t used = 0;
@@ -22,7 +20,7 @@ struct Journal {
 };
 
 Journal& journal() {
-  static Journal instance;
+  thread_local Journal instance;
   return instance;
 }
 
@@ -30,7 +28,6 @@ Journal& journal() {
 
 void note_launch(void* stream, const std::string& label) noexcept {
   Journal& j = journal();
-  std::lock_guard lock(j.mutex);
   std::size_t slot = 0;
   while (slot < j.used && j.streams[slot] != stream) ++slot;
   if (slot == j.used) {
@@ -51,7 +48,6 @@ void note_launch(void* stream, const std::string& label) noexcept {
 
 std::string last_launch(void* stream) {
   Journal& j = journal();
-  std::lock_guard lock(j.mutex);
   for (std::size_t slot = 0; slot < j.used; ++slot) {
     if (j.streams[slot] == stream) return j.labels[slot];
   }
@@ -79,7 +75,9 @@ void check_stream(CUresult result, void* stream, std::string_view what) {
   if (is_kernel_fault(result)) {
     const std::string label = last_launch(stream);
     message += "a kernel on this stream faulted";
-    if (!label.empty()) message += " (the last kreg launched there was '" + label + "')";
+    message += label.empty()
+                   ? " (this thread launched no kernel there through kreg)"
+                   : " (the last this thread launched there through kreg was '" + label + "')";
     message += ": " + describe(result) +
                ". The GPU's context is now unusable: every later CUDA call in this process on "
                "this GPU fails, and only a new process can use the GPU again.";
