@@ -19,12 +19,27 @@ constexpr int kVersion = 1;
   throw Error(ErrorCode::InvalidArgument, "kreg: manifest '" + path.string() + "': " + what);
 }
 
+// JSON text is UTF-8, and nlohmann refuses to write any other string, with an exception of
+// its own and only once the whole manifest is being written; each name is checked first, so
+// that the one refused is named.
+void require_utf8(const std::string& name) {
+  try {
+    static_cast<void>(nlohmann::json(name).dump());
+  } catch (const nlohmann::json::type_error&) {
+    const std::string shown =
+        nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    throw Error(ErrorCode::InvalidArgument,
+                "kreg: kernel name " + shown + " is not UTF-8, so no manifest can hold it");
+  }
+}
+
 }  // namespace
 
 std::string manifest_text(const std::vector<KernelRequest>& kernels) {
   nlohmann::json json{{"format", "kreg-manifest"}, {"version", kVersion}};
   json["kernels"] = nlohmann::json::array();
   for (const KernelRequest& k : kernels) {
+    require_utf8(k.name);
     json["kernels"].push_back({{"name", k.name}, {"constants", constants_key(k.constants)}});
   }
   return json.dump(2) + "\n";
