@@ -67,8 +67,9 @@ std::vector<KernelRequest> parse_manifest(std::string_view text,
       json["format"].get<std::string>() != "kreg-manifest") {
     fail(origin, "not a kreg manifest");
   }
+  // Compared as JSON numbers: get<int>() would wrap 4294967297 to 1.
   if (!json.contains("version") || !json["version"].is_number_integer() ||
-      json["version"].get<int>() != kVersion) {
+      json["version"] != kVersion) {
     fail(origin, "unsupported version (this kreg reads version " + std::to_string(kVersion) + ")");
   }
   if (!json.contains("kernels") || !json["kernels"].is_array()) fail(origin, "no kernel list");

@@ -83,6 +83,11 @@ TEST(Manifest, BadManifestsAreInvalidArguments) {
       {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"name": "k", "constants": null}]})",
        "constants must be a string"},
       {R"({"format": "kreg-manifest", "version": "1", "kernels": []})", "unsupported version"},
+      // Versions whose low 32 bits are 1: read as an int, they would pass for version 1.
+      {R"({"format": "kreg-manifest", "version": 4294967297, "kernels": []})",
+       "unsupported version"},
+      {R"({"format": "kreg-manifest", "version": -4294967295, "kernels": []})",
+       "unsupported version"},
   };
   for (const auto& c : cases) {
     const auto path = scratch.path() / "bad.json";
