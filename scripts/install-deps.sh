@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what kreg's build and tests need from Debian's packages. The CUDA toolkit
 # (nvcc, NVRTC, driver headers) is expected in its standard place, /usr/local/cuda.
+# clang and its runtime libraries (libFuzzer among them) build the fuzzers.
 set -euo pipefail
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake ninja-build \
+  build-essential cmake ninja-build clang libclang-rt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libxxhash-dev libcli11-dev nlohmann-json3-dev libdlpack-dev >/dev/null
 if [[ ! -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then

@@ -1,4 +1,6 @@
 // Record and replay: a manifest written by one registry prewarms the same set in another.
+#include "registry/manifest.hpp"
+
 #include "test_support.hpp"
 
 #include <fstream>
@@ -81,6 +83,11 @@ TEST(Manifest, BadManifestsAreInvalidArguments) {
       {R"({"format": "kreg-manifest", "version": 1, "kernels": [{"name": "k", "constants": null}]})",
        "constants must be a string"},
       {R"({"format": "kreg-manifest", "version": "1", "kernels": []})", "unsupported version"},
+      // Versions whose low 32 bits are 1: read as an int, they would pass for version 1.
+      {R"({"format": "kreg-manifest", "version": 4294967297, "kernels": []})",
+       "unsupported version"},
+      {R"({"format": "kreg-manifest", "version": -4294967295, "kernels": []})",
+       "unsupported version"},
   };
   for (const auto& c : cases) {
     const auto path = scratch.path() / "bad.json";
@@ -93,6 +100,24 @@ TEST(Manifest, BadManifestsAreInvalidArguments) {
                [&] { reg.prewarm_manifest(scratch.path() / "missing.json"); });
   expect_error(ErrorCode::InvalidArgument,
                [&] { reg.write_manifest(scratch.path() / "no" / "such" / "folder.json"); });
+}
+
+// JSON holds only UTF-8, so such a name is refused with kreg's error, before anything is
+// written, not with the JSON library's own exception. Entry names are ASCII in the C
+// locale, but isalpha() takes more letters under others.
+TEST(Manifest, NameThatIsNotUtf8IsAnInvalidArgument) {
+  test::ScratchDir scratch("kreg_manifest_");
+  std::filesystem::create_directories(scratch.path());
+  const auto path = scratch.path() / "latin1.json";
+  const std::vector<KernelRequest> kernels = {{"caf\xe9", {}}, {"powi_f32", {}}};
+  const std::string message =
+      expect_error(ErrorCode::InvalidArgument, [&] { registry::write_manifest(path, kernels); });
+  EXPECT_TRUE(contains(message, "not UTF-8")) << message;
+  EXPECT_FALSE(std::filesystem::exists(path));
+  registry::write_manifest(path, {{"caf\xc3\xa9", {}}});
+  const std::vector<KernelRequest> back = read_manifest(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].name, "caf\xc3\xa9");
 }
 
 }  // namespace

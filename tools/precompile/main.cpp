@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
     cpp += "constexpr char payload_" + std::to_string(i) +
            "[] = " + bytes_literal(built[i].payload) + ";\n";
   }
-  cpp += "constexpr PrecompiledEntry entries[] = {\n";
+  // Unused when nothing was built (an empty KREG_CUDA_ARCHITECTURES).
+  cpp += "[[maybe_unused]] constexpr PrecompiledEntry entries[] = {\n";
   for (std::size_t i = 0; i < built.size(); ++i) {
     const Built& b = built[i];
     cpp += "    {\"" + b.digest + "\", \"" + escaped(b.source) + "\", \"" + b.constants + "\", \"" +
