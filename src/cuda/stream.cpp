@@ -1,9 +1,8 @@
 #include "cuda/stream.hpp"
 
-#include "cuda/launch_journal.hpp"
-
 #include "core/log.hpp"
 #include "cuda/driver_api.hpp"
+#include "cuda/launch_journal.hpp"
 
 #include <string>
 
