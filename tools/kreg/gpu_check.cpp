@@ -1,5 +1,6 @@
 // Runs the built-in kernels on the GPU against float64 CPU references.
 #include "commands.hpp"
+#include "compare.hpp"
 
 #include <cuda_runtime.h>
 
@@ -51,26 +52,6 @@ std::vector<T> random(std::mt19937& rng, double lo = -2, double hi = 2) {
   std::vector<T> v(kN);
   for (T& x : v) x = static_cast<T>(d(rng));
   return v;
-}
-
-// Largest relative error, "nan" if any element is not finite.
-template <class T>
-std::string compare(const std::vector<T>& got, const std::vector<double>& want, double tol,
-                    bool& ok) {
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double err =
-        std::abs(static_cast<double>(got[i]) - want[i]) / std::max(1.0, std::abs(want[i]));
-    if (!(err <= tol)) {
-      ok = false;
-      return "element " + std::to_string(i) + " off by " + std::to_string(err);
-    }
-    worst = std::max(worst, err);
-  }
-  ok = true;
-  char text[64];
-  std::snprintf(text, sizeof(text), "max rel err %.1e, n=%u", worst, kN);
-  return text;
 }
 
 using Check = std::function<std::string(Registry&, const KernelRequest&, std::mt19937&, bool&)>;

@@ -1,6 +1,7 @@
 // Runs one case of every op family on the GPU, through kreg::ops and the built-in kernels
 // behind them, against float64 CPU references computed from the same rounded inputs.
 #include "commands.hpp"
+#include "compare.hpp"
 
 #include <kreg/kreg.hpp>
 
@@ -53,30 +54,12 @@ double tolerance() {
   return std::is_same_v<T, float> ? 1e-5 : 1.6e-2;  // bfloat16 keeps 8 bits
 }
 
-// The largest error relative to max(1, |want|), or the first element beyond `tol`.
+// The op's result against the reference (compare.hpp).
 template <class T>
-std::string compare(const Array& got_array, const std::vector<double>& want, double tol, bool& ok) {
-  const std::vector<T> got = got_array.to_vector<T>();
-  ok = false;
-  if (got.size() != want.size()) return "size " + std::to_string(got.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const auto g = static_cast<double>(static_cast<float>(got[i]));
-    const double err =
-        g == want[i] ? 0.0 : std::abs(g - want[i]) / std::max(1.0, std::abs(want[i]));
-    if (!(err <= tol)) {
-      return "element " + std::to_string(i) + " is " + std::to_string(g) + ", want " +
-             std::to_string(want[i]);
-    }
-    worst = std::max(worst, err);
-  }
-  ok = true;
-  char text[64];
-  std::snprintf(text, sizeof(text), "max rel err %.1e, n=%zu", worst, got.size());
-  return text;
+std::string compare(const Array& got, const std::vector<double>& want, double tol, bool& ok) {
+  return cli::compare(got.to_vector<T>(), want, tol, ok);
 }
 
-using Shape = std::vector<std::int64_t>;
 using OpCheck = std::function<std::string(std::mt19937&, bool&)>;
 
 std::string add_f32(std::mt19937& rng, bool& ok) {
