@@ -38,9 +38,9 @@ __global__ void __launch_bounds__(1024)
                       (!has_weight || vec_aligned(weight)) && (!has_bias || vec_aligned(bias));
   if (row_in_registers(cols, vector)) {
     vec8<T> v[kRowVectors];
+    load_row(v, xr, cols);
     float sum = 0.0f;
-    for_each_row_vector(cols, [&](unsigned j, unsigned c) {
-      v[j] = load8(xr + c);
+    for_each_row_vector(cols, [&](unsigned j, unsigned) {
 #pragma unroll
       for (int k = 0; k < kVecWidth; ++k) sum += to_float(v[j].v[k]);
     });
