@@ -389,7 +389,8 @@ Array batched_transpose(const std::string& op, const Array& x, std::int64_t batc
                         std::int64_t rows, std::int64_t cols, Shape result) {
   // The kernel moves P elements at a time over tiles of 32P x 32P (transpose.cu): P is 4 for
   // 1- and 2-byte elements, 2 for 4-byte ones, 1 for 8-byte ones. The grid's y and z
-  // dimensions hold at most 65535 tiles of rows and batches.
+  // dimensions hold at most 65535 tiles of rows and batches. Blocks are 32 x 8 threads, the
+  // shape the kernel is compiled for (kWarps).
   const std::size_t size = size_of(x.dtype());
   const std::int64_t tile = std::int64_t{32} * (size <= 2 ? 4 : size == 4 ? 2 : 1);
   if (rows > 65535 * tile || cols > std::numeric_limits<unsigned>::max() || batch > 65535) {
