@@ -23,8 +23,21 @@ __global__ void __launch_bounds__(1024)
     vec8<T> zero;
 #pragma unroll
     for (int k = 0; k < kVecWidth; ++k) zero.v[k] = from_float<T>(0.0f);
-    for (unsigned c = threadIdx.x * kVecWidth; c < cols; c += blockDim.x * kVecWidth) {
-      store8(dst + c, inside ? load8(src + c) : zero);
+    // Up to kRowVectors vectors a thread, all read before any is written, so that they are in
+    // flight together.
+    const unsigned step = blockDim.x * kVecWidth;
+    for (unsigned first = threadIdx.x * kVecWidth; first < cols; first += step * kRowVectors) {
+      vec8<T> v[kRowVectors];
+#pragma unroll
+      for (unsigned j = 0; j < kRowVectors; ++j) {
+        const unsigned c = first + j * step;
+        if (c < cols) v[j] = inside ? load8(src + c) : zero;
+      }
+#pragma unroll
+      for (unsigned j = 0; j < kRowVectors; ++j) {
+        const unsigned c = first + j * step;
+        if (c < cols) store8(dst + c, v[j]);
+      }
     }
   } else {
     for (unsigned c = threadIdx.x; c < cols; c += blockDim.x) {

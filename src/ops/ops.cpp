@@ -287,10 +287,11 @@ Array embedding(const Array& table, const Array& ids) {
   if (shape.size() > 8) invalid("embedding", "the result would have more than 8 dimensions");
   const std::string entry =
       std::string("embedding_") + type + (ids.dtype() == Dtype::Int32 ? "_i32" : "_i64");
-  const auto threads =
-      static_cast<unsigned>(std::clamp<std::int64_t>(((cols + 7) / 8 + 31) / 32 * 32, 32, 1024));
+  // The row kernels' geometry: up to four vectors a thread, all read before any is written.
+  // One vector a thread, in blocks four times as large, ran at 86% of copy bandwidth against
+  // 94% (bfloat16 rows of 4096).
   auto call = std::make_shared<KernelCall>(entry, Constants{}, Dim3{static_cast<unsigned>(count)},
-                                           Dim3{threads});
+                                           Dim3{row_threads(cols)});
   call->input(table);
   call->input(ids);
   call->output(0);
