@@ -66,35 +66,10 @@ __device__ inline float gelu_of(float x) {
 template <typename T>
 __global__ void swiglu(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                        unsigned long long n) {
-  using namespace kreg;
-  constexpr int W = kWide<T>;
-  for_each_vector<W>(
-      n, vec_aligned<W>(a) && vec_aligned<W>(b) && vec_aligned<W>(out),
-      [&](unsigned long long i) {
-        const vec<T, W> x = load<W>(a + i);
-        const vec<T, W> y = load<W>(b + i);
-        float r[W];
-#pragma unroll
-        for (int k = 0; k < W; ++k) r[k] = silu_times(to_float(x.v[k]), to_float(y.v[k]));
-        store(out + i, pack<T, W>(r));
-      },
-      [&](unsigned long long e) {
-        out[e] = from_float<T>(silu_times(to_float(a[e]), to_float(b[e])));
-      });
+  kreg::map2(a, b, out, n, 0, [](float x, float y) { return silu_times(x, y); });
 }
 
 template <typename T>
 __global__ void gelu(const T* __restrict__ in, T* __restrict__ out, unsigned long long n) {
-  using namespace kreg;
-  constexpr int W = kWide<T>;
-  for_each_vector<W>(
-      n, vec_aligned<W>(in) && vec_aligned<W>(out),
-      [&](unsigned long long i) {
-        const vec<T, W> x = load<W>(in + i);
-        float r[W];
-#pragma unroll
-        for (int k = 0; k < W; ++k) r[k] = gelu_of(to_float(x.v[k]));
-        store(out + i, pack<T, W>(r));
-      },
-      [&](unsigned long long e) { out[e] = from_float<T>(gelu_of(to_float(in[e]))); });
+  kreg::map<kreg::kWide<T>>(in, out, n, [](float x) { return gelu_of(x); });
 }

@@ -29,38 +29,10 @@ __device__ inline float apply_op(float x, float y) {
 template <typename T, int Op>
 __global__ void binary(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                        unsigned long long n, unsigned long long period) {
-  using namespace kreg;
-  constexpr int W = kWide<T>;
-  const bool vector =
-      vec_aligned<W>(a) && vec_aligned<W>(b) && vec_aligned<W>(out) && period % W == 0;
-  for_each_vector<W>(
-      n, vector,
-      [&](unsigned long long i) {
-        const vec<T, W> x = load<W>(a + i);
-        const vec<T, W> y = load<W>(b + (period == 0 ? i : i % period));
-        float r[W];
-#pragma unroll
-        for (int k = 0; k < W; ++k) r[k] = apply_op<Op>(to_float(x.v[k]), to_float(y.v[k]));
-        store(out + i, pack<T, W>(r));
-      },
-      [&](unsigned long long e) {
-        const unsigned long long f = period == 0 ? e : e % period;
-        out[e] = from_float<T>(apply_op<Op>(to_float(a[e]), to_float(b[f])));
-      });
+  kreg::map2(a, b, out, n, period, [](float x, float y) { return apply_op<Op>(x, y); });
 }
 
 template <typename T>
 __global__ void scale(const T* __restrict__ a, float s, T* __restrict__ out, unsigned long long n) {
-  using namespace kreg;
-  constexpr int W = kWide<T>;
-  for_each_vector<W>(
-      n, vec_aligned<W>(a) && vec_aligned<W>(out),
-      [&](unsigned long long i) {
-        const vec<T, W> x = load<W>(a + i);
-        float r[W];
-#pragma unroll
-        for (int k = 0; k < W; ++k) r[k] = to_float(x.v[k]) * s;
-        store(out + i, pack<T, W>(r));
-      },
-      [&](unsigned long long e) { out[e] = from_float<T>(to_float(a[e]) * s); });
+  kreg::map<kreg::kWide<T>>(a, out, n, [s](float x) { return x * s; });
 }

@@ -8,15 +8,5 @@
 
 template <typename From, typename To>
 __global__ void cast(const From* __restrict__ in, To* __restrict__ out, unsigned long long n) {
-  using namespace kreg;
-  for_each_vector(
-      n, vec_aligned(in) && vec_aligned(out),
-      [&](unsigned long long i) {
-        const vec8<From> x = load8(in + i);
-        float r[kVecWidth];
-#pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) r[k] = to_float(x.v[k]);
-        store8(out + i, pack8<To>(r));
-      },
-      [&](unsigned long long e) { out[e] = from_float<To>(to_float(in[e])); });
+  kreg::map<kreg::kVecWidth>(in, out, n, [](float x) { return x; });
 }

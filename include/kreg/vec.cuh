@@ -69,6 +69,18 @@ __device__ inline void for_each_vector(unsigned long long n, bool vector, OnVect
   }
 }
 
+/// The elementwise kernel out[e] = f(in[e]) for e < n, with f on floats: W elements at a time
+/// as vectors when both pointers allow, one at a time otherwise.
+template <int W, class From, class To, class F>
+__device__ inline void map(const From* __restrict__ in, To* __restrict__ out, unsigned long long n,
+                           F f);
+
+/// The elementwise kernel out[e] = f(a[e], b[e % period]) for e < n (period 0: b[e]), with f
+/// on floats: kWide<T> elements at a time as vectors when the pointers and the period allow.
+template <class T, class F>
+__device__ inline void map2(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                            unsigned long long n, unsigned long long period, F f);
+
 __device__ inline float negative_infinity() {
   return __int_as_float(0xff800000u);
 }
@@ -135,6 +147,42 @@ __device__ inline vec<T, W> pack(const float (&f)[W]) {
     for (int k = 0; k < W; ++k) r.v[k] = from_float<T>(f[k]);
     return r;
   }
+}
+
+template <int W, class From, class To, class F>
+__device__ inline void map(const From* __restrict__ in, To* __restrict__ out, unsigned long long n,
+                           F f) {
+  for_each_vector<W>(
+      n, vec_aligned<W>(in) && vec_aligned<W>(out),
+      [&](unsigned long long i) {
+        const vec<From, W> x = load<W>(in + i);
+        float r[W];
+#pragma unroll
+        for (int k = 0; k < W; ++k) r[k] = f(to_float(x.v[k]));
+        store(out + i, pack<To, W>(r));
+      },
+      [&](unsigned long long e) { out[e] = from_float<To>(f(to_float(in[e]))); });
+}
+
+template <class T, class F>
+__device__ inline void map2(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
+                            unsigned long long n, unsigned long long period, F f) {
+  constexpr int W = kWide<T>;
+  const bool vector =
+      vec_aligned<W>(a) && vec_aligned<W>(b) && vec_aligned<W>(out) && period % W == 0;
+  for_each_vector<W>(
+      n, vector,
+      [&](unsigned long long i) {
+        const vec<T, W> x = load<W>(a + i);
+        const vec<T, W> y = load<W>(b + (period == 0 ? i : i % period));
+        float r[W];
+#pragma unroll
+        for (int k = 0; k < W; ++k) r[k] = f(to_float(x.v[k]), to_float(y.v[k]));
+        store(out + i, pack<T, W>(r));
+      },
+      [&](unsigned long long e) {
+        out[e] = from_float<T>(f(to_float(a[e]), to_float(b[period == 0 ? e : e % period])));
+      });
 }
 
 /// 2^x by the hardware's approximation (two ulp; subnormal results flush to zero), for
