@@ -18,27 +18,29 @@ __device__ inline float silu_times(float a, float b) {
   return a / (1.0f + __expf(-a)) * b;
 }
 
-// erfc(t) for t >= 0 to about 2e-6 relative error over the whole range: relative, so GELU's
+// erfc(t) for t >= 0 to a small relative error over the whole range: relative, so GELU's
 // negative tail stays precise where 1 + erf(x) would cancel. Up to t = 4.5 (|x| < 6.36, all
-// but the far tails), exp(Q(t / 4.5) - t^2) with Q of degree 10: one exp and no reciprocal,
+// but the far tails), exp(Q(t / 4.5) - t^2) with Q a polynomial: one exp and no reciprocal,
 // half the cost of erff. Beyond, u * exp(P(u) - t^2) with u = 1 / (1 + t / 2) and P of
-// degree 9.
-__device__ inline float erfc_nonnegative(float t) {
-  if (t > 4.5f) {
-    const float u = __fdividef(1.0f, fmaf(0.5f, t, 1.0f));
-    float p = 1.820451021e-01f;
-    p = fmaf(p, u, -8.726416826e-01f);
-    p = fmaf(p, u, 1.583596706e+00f);
-    p = fmaf(p, u, -1.231761456e+00f);
-    p = fmaf(p, u, 3.360064626e-01f);
-    p = fmaf(p, u, -2.061395645e-01f);
-    p = fmaf(p, u, 1.006541997e-01f);
-    p = fmaf(p, u, 3.737148345e-01f);
-    p = fmaf(p, u, 1.000037789e+00f);
-    p = fmaf(p, u, -1.265512347e+00f);
-    return u * __expf(fmaf(-t, t, p));
-  }
-  const float s = t * (1.0f / 4.5f);
+// degree 9. For float32 results Q has degree 10 (about 2e-6 relative error); for 16-bit
+// results, whose rounding step is 2^-11 relative or coarser, degree 7 (about 7e-6), which
+// runs the bfloat16 op about 7% faster.
+__device__ inline float erfc_far(float t) {
+  const float u = __fdividef(1.0f, fmaf(0.5f, t, 1.0f));
+  float p = 1.820451021e-01f;
+  p = fmaf(p, u, -8.726416826e-01f);
+  p = fmaf(p, u, 1.583596706e+00f);
+  p = fmaf(p, u, -1.231761456e+00f);
+  p = fmaf(p, u, 3.360064626e-01f);
+  p = fmaf(p, u, -2.061395645e-01f);
+  p = fmaf(p, u, 1.006541997e-01f);
+  p = fmaf(p, u, 3.737148345e-01f);
+  p = fmaf(p, u, 1.000037789e+00f);
+  p = fmaf(p, u, -1.265512347e+00f);
+  return u * __expf(fmaf(-t, t, p));
+}
+
+__device__ inline float erfc_near_q10(float s) {
   float q = -6.289247870e-01f;
   q = fmaf(q, s, 3.512923717e+00f);
   q = fmaf(q, s, -8.279726028e+00f);
@@ -49,17 +51,36 @@ __device__ inline float erfc_nonnegative(float t) {
   q = fmaf(q, s, -9.446615219e+00f);
   q = fmaf(q, s, 7.363588333e+00f);
   q = fmaf(q, s, -5.077833652e+00f);
-  q = fmaf(q, s, 5.245705665e-07f);
+  return fmaf(q, s, 5.245705665e-07f);
+}
+
+__device__ inline float erfc_near_q7(float s) {
+  float q = -5.528840423e-01f;
+  q = fmaf(q, s, 2.893933773e+00f);
+  q = fmaf(q, s, -6.818661213e+00f);
+  q = fmaf(q, s, 9.736898422e+00f);
+  q = fmaf(q, s, -9.664760590e+00f);
+  q = fmaf(q, s, 7.384376526e+00f);
+  q = fmaf(q, s, -5.078683376e+00f);
+  return fmaf(q, s, 7.243243545e-06f);
+}
+
+template <typename T>
+__device__ inline float erfc_nonnegative(float t) {
+  if (t > 4.5f) return erfc_far(t);
+  const float s = t * (1.0f / 4.5f);
+  const float q = sizeof(T) == 2 ? erfc_near_q7(s) : erfc_near_q10(s);
   return __expf(fmaf(-t, t, q));
 }
 
+template <typename T>
 __device__ inline float gelu_of(float x) {
   if (tanh_form) {
     const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);  // sqrt(2/pi)
     return 0.5f * x * (1.0f + tanhf(inner));
   }
   // Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, and Phi(x) = 1 - Phi(-x).
-  const float tail = 0.5f * erfc_nonnegative(fabsf(x) * 0.7071067811865476f);
+  const float tail = 0.5f * erfc_nonnegative<T>(fabsf(x) * 0.7071067811865476f);
   return x * (x >= 0.0f ? 1.0f - tail : tail);
 }
 
@@ -71,5 +92,5 @@ __global__ void swiglu(const T* __restrict__ a, const T* __restrict__ b, T* __re
 
 template <typename T>
 __global__ void gelu(const T* __restrict__ in, T* __restrict__ out, unsigned long long n) {
-  kreg::map<kreg::kWide<T>>(in, out, n, [](float x) { return gelu_of(x); });
+  kreg::map<kreg::kWide<T>>(in, out, n, [](float x) { return gelu_of<T>(x); });
 }
