@@ -69,18 +69,6 @@ __device__ inline void for_each_vector(unsigned long long n, bool vector, OnVect
   }
 }
 
-/// The elementwise kernel out[e] = f(in[e]) for e < n, with f on floats: W elements at a time
-/// as vectors when both pointers allow, one at a time otherwise.
-template <int W, class From, class To, class F>
-__device__ inline void map(const From* __restrict__ in, To* __restrict__ out, unsigned long long n,
-                           F f);
-
-/// The elementwise kernel out[e] = f(a[e], b[e % period]) for e < n (period 0: b[e]), with f
-/// on floats: kWide<T> elements at a time as vectors when the pointers and the period allow.
-template <class T, class F>
-__device__ inline void map2(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
-                            unsigned long long n, unsigned long long period, F f);
-
 __device__ inline float negative_infinity() {
   return __int_as_float(0xff800000u);
 }
@@ -149,6 +137,8 @@ __device__ inline vec<T, W> pack(const float (&f)[W]) {
   }
 }
 
+/// The elementwise kernel out[e] = f(in[e]) for e < n, with f on floats: W elements at a time
+/// as vectors when both pointers allow, one at a time otherwise.
 template <int W, class From, class To, class F>
 __device__ inline void map(const From* __restrict__ in, To* __restrict__ out, unsigned long long n,
                            F f) {
@@ -164,6 +154,8 @@ __device__ inline void map(const From* __restrict__ in, To* __restrict__ out, un
       [&](unsigned long long e) { out[e] = from_float<To>(f(to_float(in[e]))); });
 }
 
+/// The elementwise kernel out[e] = f(a[e], b[e % period]) for e < n (period 0: b[e]), with f
+/// on floats: kWide<T> elements at a time as vectors when the pointers and the period allow.
 template <class T, class F>
 __device__ inline void map2(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                             unsigned long long n, unsigned long long period, F f) {
