@@ -18,6 +18,16 @@ __device__ inline float silu_times(float a, float b) {
   return a / (1.0f + __expf(-a)) * b;
 }
 
+// A polynomial by Horner's rule in fused multiply-adds, highest coefficient first:
+// polynomial(x, a, b, c) = (a x + b) x + c.
+__device__ inline float polynomial(float /*x*/, float c) {
+  return c;
+}
+template <class... Rest>
+__device__ inline float polynomial(float x, float a, float b, Rest... rest) {
+  return polynomial(x, fmaf(a, x, b), rest...);
+}
+
 // erfc(t) for t >= 0 to a small relative error over the whole range: relative, so GELU's
 // negative tail stays precise where 1 + erf(x) would cancel. Up to t = 4.5 (|x| < 6.36, all
 // but the far tails), exp(Q(t / 4.5) - t^2) with Q a polynomial: one exp and no reciprocal,
@@ -27,42 +37,21 @@ __device__ inline float silu_times(float a, float b) {
 // runs the bfloat16 op about 7% faster.
 __device__ inline float erfc_far(float t) {
   const float u = __fdividef(1.0f, fmaf(0.5f, t, 1.0f));
-  float p = 1.820451021e-01f;
-  p = fmaf(p, u, -8.726416826e-01f);
-  p = fmaf(p, u, 1.583596706e+00f);
-  p = fmaf(p, u, -1.231761456e+00f);
-  p = fmaf(p, u, 3.360064626e-01f);
-  p = fmaf(p, u, -2.061395645e-01f);
-  p = fmaf(p, u, 1.006541997e-01f);
-  p = fmaf(p, u, 3.737148345e-01f);
-  p = fmaf(p, u, 1.000037789e+00f);
-  p = fmaf(p, u, -1.265512347e+00f);
+  const float p = polynomial(
+      u, 1.820451021e-01f, -8.726416826e-01f, 1.583596706e+00f, -1.231761456e+00f, 3.360064626e-01f,
+      -2.061395645e-01f, 1.006541997e-01f, 3.737148345e-01f, 1.000037789e+00f, -1.265512347e+00f);
   return u * __expf(fmaf(-t, t, p));
 }
 
 __device__ inline float erfc_near_q10(float s) {
-  float q = -6.289247870e-01f;
-  q = fmaf(q, s, 3.512923717e+00f);
-  q = fmaf(q, s, -8.279726028e+00f);
-  q = fmaf(q, s, 1.019950581e+01f);
-  q = fmaf(q, s, -5.530982018e+00f);
-  q = fmaf(q, s, -2.718444109e+00f);
-  q = fmaf(q, s, 8.506739616e+00f);
-  q = fmaf(q, s, -9.446615219e+00f);
-  q = fmaf(q, s, 7.363588333e+00f);
-  q = fmaf(q, s, -5.077833652e+00f);
-  return fmaf(q, s, 5.245705665e-07f);
+  return polynomial(s, -6.289247870e-01f, 3.512923717e+00f, -8.279726028e+00f, 1.019950581e+01f,
+                    -5.530982018e+00f, -2.718444109e+00f, 8.506739616e+00f, -9.446615219e+00f,
+                    7.363588333e+00f, -5.077833652e+00f, 5.245705665e-07f);
 }
 
 __device__ inline float erfc_near_q7(float s) {
-  float q = -5.528840423e-01f;
-  q = fmaf(q, s, 2.893933773e+00f);
-  q = fmaf(q, s, -6.818661213e+00f);
-  q = fmaf(q, s, 9.736898422e+00f);
-  q = fmaf(q, s, -9.664760590e+00f);
-  q = fmaf(q, s, 7.384376526e+00f);
-  q = fmaf(q, s, -5.078683376e+00f);
-  return fmaf(q, s, 7.243243545e-06f);
+  return polynomial(s, -5.528840423e-01f, 2.893933773e+00f, -6.818661213e+00f, 9.736898422e+00f,
+                    -9.664760590e+00f, 7.384376526e+00f, -5.078683376e+00f, 7.243243545e-06f);
 }
 
 template <typename T>
