@@ -238,13 +238,18 @@ __device__ inline bool row_in_registers(unsigned cols, bool vector) {
   return vector && cols <= blockDim.x * kVecWidth * kRowVectors;
 }
 
+/// The first column of this thread's vector j of a row.
+__device__ inline unsigned row_column(unsigned j) {
+  return (threadIdx.x + j * blockDim.x) * kVecWidth;
+}
+
 /// Calls `f(j, c)` for this thread's vectors j of a row, c being the vector's first column.
 /// Unrolled, so arrays indexed by j stay in registers.
 template <class F>
 __device__ inline void for_each_row_vector(unsigned cols, F f) {
 #pragma unroll
   for (unsigned j = 0; j < kRowVectors; ++j) {
-    const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
+    const unsigned c = row_column(j);
     if (c >= cols) break;
     f(j, c);
   }
@@ -258,7 +263,7 @@ template <class T>
 __device__ inline void load_row(vec8<T> (&v)[kRowVectors], const T* row, unsigned cols) {
 #pragma unroll
   for (unsigned j = 0; j < kRowVectors; ++j) {
-    const unsigned c = (threadIdx.x + j * blockDim.x) * kVecWidth;
+    const unsigned c = row_column(j);
     if (c < cols) v[j] = load8(row + c);
   }
 }
