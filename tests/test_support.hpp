@@ -35,6 +35,16 @@ inline RegistryOptions sm90_options() {
   return options;
 }
 
+// sm90_options with the disk cache on, in `dir`, and compiles in-process (workers would
+// hide a test's own fault injection and compile counts).
+inline RegistryOptions sm90_disk_options(const std::filesystem::path& dir) {
+  RegistryOptions options = sm90_options();
+  options.disk_cache = true;
+  options.cache_dir = dir;
+  options.compile_processes = 0;
+  return options;
+}
+
 // Why GPU tests cannot run here, or "" if they can.
 inline std::string gpu_unavailable_reason() {
   std::string why;

@@ -1,5 +1,6 @@
 #include "compiler/nvrtc_compiler.hpp"
 
+#include "compiler/include_trace.hpp"
 #include "core/env.hpp"
 #include "core/faults.hpp"
 #include "core/log.hpp"
@@ -10,6 +11,7 @@
 #include <nvrtc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -49,6 +51,51 @@ nvrtcResult compile_program(nvrtcProgram program, const std::vector<const char*>
   return nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
 }
 
+// NVRTC looks for a quoted include next to the program first. /dev/null is not a folder, so
+// nothing can ever be found "next to" a program named inside it.
+constexpr std::string_view kProgramFolder = "/dev/null/";
+
+// NVRTC's front end names internal-linkage entities (a namespace-scope constexpr, anything in
+// an anonymous namespace) after the program's first external function; a program whose
+// first is a template, or comes later, gets a name made of a hash and the process id, and so
+// other bytes in every process. This one comes first, so the names depend on the program
+// alone. Nothing calls it, so nothing of it reaches the image (but debug information).
+constexpr std::string_view kModuleAnchor = "extern \"C\" __device__ void __kreg_module_id() {}\n";
+
+// The text NVRTC compiles: the module anchor, then the source after a #line that gives
+// diagnostics and __FILE__ the program's own name and lines back.
+std::string program_text(const Request& request) {
+  std::string_view source = request.source;
+  // A byte-order mark is only valid as a file's first bytes, and the source no longer starts
+  // the text.
+  if (source.starts_with("\xEF\xBB\xBF")) source.remove_prefix(3);
+  std::string line = "#line 1";
+  const std::string& name = request.program_name;
+  if (std::none_of(name.begin(), name.end(), [](char c) { return c >= 0 && c < 0x20; })) {
+    line += " \"";
+    for (char c : name) {
+      if (c == '"' || c == '\\') line += '\\';
+      line += c;
+    }
+    line += '"';
+  }
+  std::string text;
+  text.reserve(kModuleAnchor.size() + line.size() + 1 + source.size());
+  text.append(kModuleAnchor).append(line).append("\n").append(source);
+  return text;
+}
+
+// NVRTC's closing line names the program by the path it was given.
+void restore_program_name(std::string& log, const std::string& nvrtc_name,
+                          const std::string& name) {
+  const std::string from = "\"" + nvrtc_name + "\"";
+  const std::string to = "\"" + name + "\"";
+  for (std::size_t at = log.find(from); at != std::string::npos; at = log.find(from, at)) {
+    log.replace(at, from.size(), to);
+    at += to.size();
+  }
+}
+
 }  // namespace
 
 Result compile(const Request& request) {
@@ -67,10 +114,11 @@ Result compile(const Request& request) {
     name_pointers.push_back(header_names[i].c_str());
   }
 
-  const std::string source(request.source);
+  const std::string source = program_text(request);
   const std::string& name = request.program_name;
+  const std::string nvrtc_name = std::string(kProgramFolder) + name;
   Program program(new nvrtcProgram(nullptr));
-  check(nvrtcCreateProgram(program.get(), source.c_str(), name.c_str(),
+  check(nvrtcCreateProgram(program.get(), source.c_str(), nvrtc_name.c_str(),
                            static_cast<int>(text_pointers.size()), text_pointers.data(),
                            name_pointers.data()),
         "nvrtcCreateProgram");
@@ -78,10 +126,12 @@ Result compile(const Request& request) {
     check(nvrtcAddNameExpression(*program, expression.c_str()), "nvrtcAddNameExpression");
   }
 
+  const IncludeTrace trace;
   std::vector<std::string> options;
-  options.reserve(request.options.size() + 1);
+  options.reserve(request.options.size() + 5);
   options.push_back("-arch=" + request.arch);
   options.insert(options.end(), request.options.begin(), request.options.end());
+  for (std::string& option : trace.options()) options.push_back(std::move(option));
   std::vector<const char*> option_pointers;
   option_pointers.reserve(options.size());
   for (const std::string& option : options) option_pointers.push_back(option.c_str());
@@ -98,6 +148,11 @@ Result compile(const Request& request) {
   };
   const nvrtcResult status = compile_program(*program, option_pointers);
   result.log = program_log(*program);
+  restore_program_name(result.log, nvrtc_name, name);
+  if (auto files = trace.files()) {
+    result.files_read = std::move(*files);
+    result.files_known = true;
+  }
   if (status == NVRTC_ERROR_OUT_OF_MEMORY || status == NVRTC_ERROR_PROGRAM_CREATION_FAILURE) {
     check(status, "nvrtcCompileProgram");
   }
@@ -166,7 +221,14 @@ std::string toolkit_include_dir() {
     candidates.emplace_back("/usr/local/cuda/include");
     std::error_code error;
     for (const std::string& candidate : candidates) {
-      if (fs::exists(fs::path(candidate) / "cuda_runtime.h", error)) return candidate;
+      // Absolute: the path is part of every disk key, and a relative one would name another
+      // folder in a process that runs elsewhere.
+      const fs::path path = fs::absolute(candidate, error).lexically_normal();
+      if (!error && fs::exists(path / "cuda_runtime.h", error)) {
+        std::string text = path.string();
+        while (text.size() > 1 && text.back() == '/') text.pop_back();
+        return text;
+      }
     }
     return std::string();
   }();

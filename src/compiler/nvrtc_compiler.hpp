@@ -27,10 +27,21 @@ struct Result {
   std::string log;                         // the compiler's log, warnings included
   std::vector<std::string> lowered_names;  // one per name expression, in order
   double milliseconds = 0;
+  // Every file the compile read besides the source, as NVRTC named it (see
+  // include_trace.hpp): an in-memory header by its name, a file by its path. Meaningful
+  // only when `files_known`; without it, nothing is known of what was read.
+  std::vector<std::string> files_read;
+  bool files_known = false;
 };
 
 // Never throws for a source that does not compile: ok is false and log says why.
 // Throws CompileError only when NVRTC itself fails (out of memory, bad program handle).
+//
+// The program is compiled as if it were a file in a folder that cannot exist, so that a
+// quoted include never finds a file in the current folder: what a compile reads depends on
+// the request, never on where the process runs. Diagnostics still name `program_name`.
+// Internal-linkage names in the image are derived from the program alone, so two compiles
+// of one request in two processes give the same bytes.
 Result compile(const Request& request);
 
 // "13.0".

@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::uint32_t kRequestMagic = 0x5752474b;  // "KGRW"
 constexpr std::uint32_t kResultMagic = 0x5252474b;   // "KGRR"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint64_t kMaxFrame = std::uint64_t{1} << 32;  // 4 GiB: nothing real comes close
 
 class Writer {
@@ -159,6 +159,8 @@ std::string encode(const Result& result) {
   w.text(result.log);
   w.texts(result.lowered_names);
   w.f64(result.milliseconds);
+  w.u32(result.files_known ? 1 : 0);
+  w.texts(result.files_read);
   return w.take();
 }
 
@@ -182,12 +184,15 @@ std::optional<Result> decode_result(const std::string& payload) {
   Reader r(payload);
   Result out;
   std::uint32_t ok = 0;
+  std::uint32_t files_known = 0;
   std::string image;
   if (!header_ok(r, kResultMagic) || !r.u32(ok) || ok > 1 || !r.text(image) || !r.text(out.log) ||
-      !r.texts(out.lowered_names) || !r.f64(out.milliseconds) || !r.done()) {
+      !r.texts(out.lowered_names) || !r.f64(out.milliseconds) || !r.u32(files_known) ||
+      files_known > 1 || !r.texts(out.files_read) || !r.done()) {
     return std::nullopt;
   }
   out.ok = ok == 1;
+  out.files_known = files_known == 1;
   out.image.assign(image.begin(), image.end());
   return out;
 }

@@ -13,6 +13,7 @@
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
+#include "registry/key_coverage.hpp"
 #include "registry/manifest.hpp"
 #include "registry/request.hpp"
 
@@ -115,7 +116,10 @@ RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options
       disk_ = std::move(disk);
       disk_writer_ = std::make_unique<cache::DiskWriter>(*disk_);
     }
-    disk_salt_ = "kreg disk key 2; " + compiler::identity() + "\n";
+    // The toolkit's folder too: a source that fails with -minimal is compiled again with
+    // it on the include path, which its first request (the key) does not show.
+    disk_salt_ =
+        "kreg disk key 3; " + compiler::identity() + "; " + compiler::toolkit_include_dir() + "\n";
   }
   precompiled_ = options_.precompiled && core::env_flag("KREG_PRECOMPILED", true);
   precompiled_constants_ = core::env_flag("KREG_PRECOMPILED_CONSTANTS", true);
@@ -225,29 +229,6 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
   return registry::source_arch(source, std::move(arch));
 }
 
-namespace {
-
-bool disk_cacheable(const registry::Source& source, const compiler::Request& request) {
-  const std::string toolkit = compiler::toolkit_include_dir();
-  for (const std::string& option : request.options) {
-    if (option.rfind("--pre-include=kreg/", 0) == 0 || option == "-I" + toolkit ||
-        option == "-I" + toolkit + "/cccl") {
-      continue;
-    }
-    for (const char* include : {"-I", "--include-path", "-include", "--pre-include", "-isystem"}) {
-      if (option.rfind(include, 0) == 0) return false;
-    }
-  }
-  std::error_code error;
-  return std::all_of(source.includes.begin(), source.includes.end(), [&](const std::string& h) {
-    const std::filesystem::path root(toolkit);
-    return !toolkit.empty() && (std::filesystem::exists(root / h, error) ||
-                                std::filesystem::exists(root / "cccl" / h, error));
-  });
-}
-
-}  // namespace
-
 std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
   const registry::Source& source = *r.source;
   const std::string arch = target_arch(source);
@@ -280,11 +261,10 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (auto hit = reuse(cache::find_precompiled(request_text), Origin::Precompiled, start))
       return hit;
   }
-  // The key holds the text of kreg's headers but not of other headers a source includes.
-  // Toolkit headers change only with the toolkit, and so with NVRTC's identity in the key;
-  // any other header (found through -I, say) could change under the same key, so such
-  // sources are never stored.
-  const bool disk_ok = disk_ && disk_cacheable(source, request);
+  // The key holds the text of kreg's headers but not of files NVRTC reads from disk (see
+  // key_coverage.hpp): a request that could read others is never looked up, and a compile
+  // that did read one is not stored.
+  const bool disk_ok = disk_ && registry::key_can_cover(source, request);
   const std::string disk_key = disk_ok ? disk_salt_ + request_text : std::string();
   if (disk_ok) {
     const auto start = Clock::now();
@@ -332,8 +312,15 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
                         std::memory_order_relaxed);
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
-  // Written in the background: the caller has its binary without waiting for the disk.
-  if (disk_ok) disk_writer_->submit(disk_key, compiler::encode(result));
+  if (disk_ok) {
+    // Written in the background: the caller has its binary without waiting for the disk.
+    if (const std::string why = registry::uncovered_read(request, result); why.empty()) {
+      disk_writer_->submit(disk_key, compiler::encode(result));
+    } else {
+      core::log_write(core::LogLevel::Info, "not storing '" + key + "' on disk: " + why +
+                                                ", and the cache key holds no such file");
+    }
+  }
   const double ms = result.milliseconds;
   return make_binary(r, key, arch, Origin::Compiled, std::move(result), ms);
 }

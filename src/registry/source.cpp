@@ -43,12 +43,22 @@ bool digit_separator(std::string_view s, std::size_t i) {
 }
 
 // Blanks out comments (keeping newlines) so that declarations inside them are not read.
-// Line endings are normalized to \n first; the text NVRTC compiles is not touched.
+// Line endings are normalized to \n and backslash-newline splices are joined first, as the
+// compiler's first phases do; the text NVRTC compiles is not touched.
 std::string strip_comments(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t k = 0; k < text.size(); ++k) {
-    if (!(text[k] == '\r' && k + 1 < text.size() && text[k + 1] == '\n')) out += text[k];
+    if (text[k] == '\r' && k + 1 < text.size() && text[k + 1] == '\n') continue;
+    if (text[k] == '\\') {
+      std::size_t next = k + 1;
+      if (next < text.size() && text[next] == '\r') ++next;
+      if (next < text.size() && text[next] == '\n') {
+        k = next;
+        continue;
+      }
+    }
+    out += text[k];
   }
   std::size_t i = 0;
   const std::size_t n = out.size();
@@ -251,22 +261,68 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
             [](const ConstantDecl& a, const ConstantDecl& b) { return a.index < b.index; });
 }
 
-// The headers a source includes other than kreg's own, as written between <> or "".
-std::vector<std::string> other_includes(std::string_view code) {
-  std::vector<std::string> out;
+// Whether a source (comments stripped, lines spliced) includes any header but kreg's own.
+// It only decides whether -minimal is tried first, so an include it misses costs a second
+// compile, never a wrong binary: the disk cache decides from what NVRTC read.
+bool includes_other_headers(std::string_view code) {
   std::istringstream lines{std::string(code)};
   std::string line;
   while (std::getline(lines, line)) {
     std::string_view s = trim(line);
-    if (s.empty() || s.front() != '#') continue;
-    s = trim(s.substr(1));
-    if (s.substr(0, 7) != "include") continue;
+    if (s.starts_with('#')) {
+      s.remove_prefix(1);
+    } else if (s.starts_with("%:")) {  // the digraph of #
+      s.remove_prefix(2);
+    } else {
+      continue;
+    }
+    s = trim(s);
+    if (!s.starts_with("include")) continue;
     s = trim(s.substr(7));
     const std::size_t close = s.size() < 2 ? std::string_view::npos : s.find_first_of(">\"", 1);
     const std::string_view name = close == std::string_view::npos ? s : s.substr(1, close - 1);
-    if (name.substr(0, 5) != "kreg/") out.emplace_back(name);
+    if (!name.starts_with("kreg/")) return true;
   }
-  return out;
+  return false;
+}
+
+// A header name whose lookup stays inside the include path: relative, and never climbing.
+bool stays_inside(std::string_view name) {
+  if (name.empty() || name.front() == '/') return false;
+  while (!name.empty()) {
+    const std::size_t slash = name.find('/');
+    if (name.substr(0, slash) == "..") return false;
+    if (slash == std::string_view::npos) break;
+    name.remove_prefix(slash + 1);
+  }
+  return true;
+}
+
+// Whether the code asks `__has_include` (or `__has_include_next`) about anything but a
+// literal header name that stays inside the include path.
+bool probes_outside(std::string_view code) {
+  constexpr std::string_view kWord = "__has_include";
+  for (std::size_t at = code.find(kWord); at != std::string_view::npos;
+       at = code.find(kWord, at + 1)) {
+    if (at > 0 && is_ident_char(code[at - 1])) continue;
+    std::size_t i = at + kWord.size();
+    if (code.substr(i, 5) == "_next") i += 5;
+    if (i < code.size() && is_ident_char(code[i])) continue;
+    auto skip_space = [&] {
+      while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
+    };
+    skip_space();
+    if (i >= code.size() || code[i] != '(') return true;
+    ++i;
+    skip_space();
+    if (i >= code.size() || (code[i] != '<' && code[i] != '"')) return true;  // a macro
+    const char close = code[i] == '<' ? '>' : '"';
+    const std::size_t end = code.find(close, i + 1);
+    if (end == std::string_view::npos || !stays_inside(code.substr(i + 1, end - i - 1))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void add_entry(const std::string& source, std::vector<Entry>& entries, std::string_view spec) {
@@ -368,6 +424,12 @@ std::vector<Constants> Source::prewarm_sets() const {
 Source parse_source(std::string name, std::string text, const SourceOptions& options) {
   if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: a source needs a name");
   if (text.empty()) malformed(name, "the text is empty");
+  // NVRTC reads a source up to its first NUL byte: whatever follows would be registered
+  // but never compiled.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    malformed(name, "the text holds a NUL byte at offset " + std::to_string(nul) +
+                        "; NVRTC would not compile anything after it");
+  }
   Source source;
   source.name = std::move(name);
   source.text = std::move(text);
@@ -379,8 +441,8 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
   source.options.insert(source.options.end(), options.compile_options.begin(),
                         options.compile_options.end());
   read_constants(source.name, tokens, source.constants);
-  source.includes = other_includes(code);
-  source.kreg_headers_only = source.includes.empty();
+  source.kreg_headers_only = !includes_other_headers(code);
+  source.probes_files = probes_outside(code);
 
   for (const Constants& constants : source.specializations) {
     try {

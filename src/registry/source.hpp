@@ -35,9 +35,11 @@ struct Source {
   std::vector<std::string> options;        // from `// kreg:options` and SourceOptions
   std::vector<Constants> specializations;  // `// kreg:specialization 200:b1|300:i4`
   bool arch_specific = false;              // `// kreg:arch-specific`: compile for sm_XXa
-  bool kreg_headers_only = true;           // includes nothing but <kreg/...>: -minimal is safe
-  std::vector<std::string> includes;       // every other header it includes, as written
-  std::uint64_t id = 0;                    // unique per registration
+  bool kreg_headers_only = true;  // includes nothing but <kreg/...>: -minimal is worth a try
+  // Asks whether a file exists (`__has_include`) by a path that could lead outside the
+  // toolkit (absolute, climbing with "..", or a macro), which no include trace shows.
+  bool probes_files = false;
+  std::uint64_t id = 0;  // unique per registration
 
   const ConstantDecl* find_constant(int index) const noexcept;
   bool needs_constants() const noexcept;  // declares a constant without a default

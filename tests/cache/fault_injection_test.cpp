@@ -39,11 +39,7 @@ class Faults : public ::testing::Test {
   // A registry on this test's cache folder, compiling in-process (the fault switch is
   // per process) for sm_90, with the three sources above.
   std::unique_ptr<Registry> registry() const {
-    RegistryOptions options = test::sm90_options();
-    options.disk_cache = true;
-    options.cache_dir = dir_;
-    options.compile_processes = 0;
-    auto reg = std::make_unique<Registry>(options);
+    auto reg = std::make_unique<Registry>(test::sm90_disk_options(dir_));
     reg->register_source("fault_probe", kProbe);
     reg->register_source("fault_other", kOther);
     reg->register_source("fault_times", kSpecialized);

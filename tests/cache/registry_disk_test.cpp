@@ -26,13 +26,7 @@ namespace fs = std::filesystem;
 
 class RegistryDisk : public ::testing::Test {
  protected:
-  RegistryOptions with_disk() const {
-    RegistryOptions options = test::sm90_options();
-    options.disk_cache = true;
-    options.cache_dir = dir_;
-    options.compile_processes = 0;
-    return options;
-  }
+  RegistryOptions with_disk() const { return test::sm90_disk_options(dir_); }
   std::size_t entries() const {
     std::size_t n = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir_))

@@ -38,6 +38,8 @@ TEST(Wire, ResultRoundTrips) {
   r.log = "warning: something";
   r.lowered_names = {"_Z4fillIfEvPT_"};
   r.milliseconds = 7.25;
+  r.files_read = {"kreg/kernel.cuh", "/usr/local/cuda/include/vector_types.h"};
+  r.files_known = true;
   auto decoded = decode_result(encode(r));
   ASSERT_TRUE(decoded.has_value());
   EXPECT_TRUE(decoded->ok);
@@ -45,6 +47,8 @@ TEST(Wire, ResultRoundTrips) {
   EXPECT_EQ(decoded->log, r.log);
   EXPECT_EQ(decoded->lowered_names, r.lowered_names);
   EXPECT_EQ(decoded->milliseconds, 7.25);
+  EXPECT_EQ(decoded->files_read, r.files_read);
+  EXPECT_TRUE(decoded->files_known);
 }
 
 TEST(Wire, EveryTruncationAndAnyTrailingByteIsRejected) {

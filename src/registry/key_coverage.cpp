@@ -1,0 +1,59 @@
+#include "registry/key_coverage.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+
+namespace kreg::registry {
+namespace {
+
+bool in_memory(const compiler::Request& request, std::string_view name) {
+  return std::any_of(request.headers.begin(), request.headers.end(),
+                     [&](const compiler::Header& h) { return h.name == name; });
+}
+
+// NVRTC's own built-in headers, which it lists among the files it read.
+bool nvrtc_builtin(std::string_view name) {
+  return name == "__nv_nvrtc_builtin_header.h" || name == "__nv_name_map";
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.empty() || path.front() != '/') return false;
+  const std::string normal = std::filesystem::path(path).lexically_normal().string();
+  return normal.size() > dir.size() + 1 && normal.starts_with(dir) && normal[dir.size()] == '/';
+}
+
+}  // namespace
+
+bool key_can_cover(const Source& source, const compiler::Request& request) {
+  if (source.probes_files) return false;
+  const std::string toolkit = compiler::toolkit_include_dir();
+  for (const std::string& option : request.options) {
+    if (option == "-I" + toolkit || option == "-I" + toolkit + "/cccl") continue;
+    constexpr std::string_view kPreInclude = "--pre-include=";
+    if (option.starts_with(kPreInclude) &&
+        in_memory(request, std::string_view(option).substr(kPreInclude.size()))) {
+      continue;
+    }
+    // Include paths and pre-includes name files by the caller's choice; front-end options
+    // (-Xcudafe) can add either; a precompiled header holds other headers' text.
+    for (std::string_view reads :
+         {"-I", "--include-path", "-include", "--pre-include", "-isystem", "--system-include",
+          "-Xcudafe", "-use-pch", "--use-pch", "-pch-dir", "--pch-dir"}) {
+      if (option.starts_with(reads)) return false;
+    }
+  }
+  return true;
+}
+
+std::string uncovered_read(const compiler::Request& request, const compiler::Result& result) {
+  if (!result.files_known) return "NVRTC did not say which files it read";
+  const std::string toolkit = compiler::toolkit_include_dir();
+  for (const std::string& file : result.files_read) {
+    if (in_memory(request, file) || nvrtc_builtin(file) || under(file, toolkit)) continue;
+    return "it read '" + file + "', which is not a toolkit header";
+  }
+  return {};
+}
+
+}  // namespace kreg::registry
