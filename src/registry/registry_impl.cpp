@@ -3,6 +3,7 @@
 #include "cache/disk_cache.hpp"
 #include "cache/disk_writer.hpp"
 #include "cache/precompiled.hpp"
+#include "compiler/cubin.hpp"
 #include "compiler/nvrtc_compiler.hpp"
 #include "compiler/wire.hpp"
 #include "compiler/worker_pool.hpp"
@@ -328,11 +329,16 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
 std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const std::string& key,
                                                         const std::string& arch, Origin origin,
                                                         compiler::Result result, double ms) {
+  // Only entries the image defines: one the text declares inside `#if 0`, say, has no
+  // symbol, and asking for it fails (see require_entry).
+  const std::vector<std::string> defined = compiler::defined_functions(result.image);
   std::vector<Binary::Symbol> symbols;
   std::size_t lowered = 0;
   for (const registry::Entry& entry : r.source->entries) {
-    symbols.push_back(
-        {entry.name, entry.expression.empty() ? entry.name : result.lowered_names.at(lowered++)});
+    std::string symbol = entry.expression.empty() ? entry.name : result.lowered_names.at(lowered++);
+    if (std::binary_search(defined.begin(), defined.end(), symbol)) {
+      symbols.push_back({entry.name, std::move(symbol)});
+    }
   }
   auto binary =
       std::make_shared<const Binary>(r.source->name, key, arch, origin, std::move(result.image),
@@ -343,7 +349,18 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const
 }
 
 std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r, bool pooled) {
-  return binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r, pooled); });
+  std::shared_ptr<registry::BinarySlot> slot =
+      binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r, pooled); });
+  const Binary& binary = *slot->binary;
+  if (binary.symbol(r.name).empty()) {
+    failures_.fetch_add(1, std::memory_order_relaxed);
+    throw Error(ErrorCode::CompileError,
+                "kreg: compiling '" + r.label + "' (source '" + r.source->name + "', key '" +
+                    binary.key() + "') gave an image without kernel '" + r.name +
+                    "': the source declares it, but NVRTC never compiled it (is it inside an "
+                    "#if that is false, or written by a macro that expands to something else?)");
+  }
+  return slot;
 }
 
 const CacheEntry& RegistryImpl::entry_for(const Resolved& r, bool pooled) {

@@ -5,32 +5,50 @@
 // what the writer makes of its key and payload, so no byte of it went unchecked. The same
 // holds for the compile result a payload carries (src/compiler/wire.hpp), read from an
 // entry's payload and from the raw input alike (a checksum keeps most mutations from
-// reaching it through an entry).
+// reaching it through an entry), and for the ELF symbol table of the image a result holds.
 // Writer: the input, cut into a key and a payload, decodes back to both; cut short, or
 // with one bit changed, it no longer decodes.
 #include "cache/entry.hpp"
+#include "compiler/cubin.hpp"
 #include "compiler/wire.hpp"
 
 #include "fuzz_check.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
 using kreg::cache::decode_entry;
 using kreg::cache::encode_entry;
 
+// The registry reads the symbol table of every image it serves, from disk too.
+void check_symbols(std::span<const char> image) {
+  const std::vector<std::string> names = kreg::compiler::defined_functions(image);
+  KREG_FUZZ_CHECK(std::is_sorted(names.begin(), names.end()) &&
+                      std::adjacent_find(names.begin(), names.end()) == names.end(),
+                  "defined functions are not sorted and unique");
+  for (const std::string& name : names) {
+    KREG_FUZZ_CHECK(!name.empty() && name.find('\0') == std::string::npos,
+                    "a defined function has an empty or NUL-holding name");
+  }
+}
+
 void check_result(const std::string& payload) {
   const auto result = kreg::compiler::decode_result(payload);
   if (!result) return;
   KREG_FUZZ_CHECK(kreg::compiler::encode(*result) == payload,
                   "an accepted compile result re-encodes to other bytes");
+  check_symbols(result->image);
 }
 
 void check_reader(std::string_view bytes) {
+  check_symbols(std::span<const char>(bytes.data(), bytes.size()));
   std::string why;
   const auto entry = decode_entry(bytes, &why);
   check_result(std::string(bytes));

@@ -79,6 +79,34 @@ TEST(Compile, SyntaxErrorReportsNameKeyAndFullLog) {
   EXPECT_TRUE(contains(message, "broken.cu(2)")) << message;  // the log's line reference
 }
 
+TEST(Compile, EntriesNvrtcNeverCompiledFailByName) {
+  RegistryOptions options = test::sm90_options();
+  options.precompiled = true;  // prewarm_all below need not compile every built-in
+  Registry reg(options);
+  reg.register_source("partly", R"(
+    extern "C" __global__ void kept(int* p) { p[0] = 1; }
+    #if 0
+    extern "C" __global__ void hidden(int* p) { p[0] = 2; }
+    #endif
+    #define NOT_A_KERNEL(name) __device__ void name(int* p) { p[0] = 3; }
+    extern "C" { NOT_A_KERNEL(renamed) }
+    extern "C" __global__ void macro_made(int* p);
+  )");
+  EXPECT_EQ(reg.entry_names("partly"), (std::vector<std::string>{"kept", "hidden", "macro_made"}));
+  EXPECT_FALSE(reg.compile("kept").symbol("kept").empty());
+  for (const char* missing : {"hidden", "macro_made"}) {
+    const std::string message =
+        expect_error(ErrorCode::CompileError, [&] { reg.compile(missing); });
+    EXPECT_TRUE(contains(message, std::string("without kernel '") + missing + "'")) << message;
+    EXPECT_TRUE(contains(message, "partly@sm_90")) << message;
+    EXPECT_TRUE(reg.compile("kept").symbol(missing).empty());
+  }
+  EXPECT_EQ(reg.stats().compiles, 1u);  // one compile, shared by every entry
+  const PrewarmReport report = reg.prewarm_all();
+  ASSERT_EQ(report.failures.size(), 2u);
+  EXPECT_TRUE(contains(report.failures[0] + report.failures[1], "without kernel 'hidden'"));
+}
+
 TEST(Compile, FailedCompilesAreNotCached) {
   Registry reg(test::sm90_options());
   reg.register_source("flaky", "extern \"C\" __global__ void flaky(int* p) { p[0] = nope; }");

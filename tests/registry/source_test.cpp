@@ -92,8 +92,37 @@ TEST(Source, ToleratesWhatValidCudaContains) {
 }
 
 TEST(Source, ToolkitIncludesTurnOffMinimal) {
-  Source s = parse_source("h", "#include <cuda_fp16.h>\nextern \"C\" __global__ void k() {}", {});
-  EXPECT_FALSE(s.kreg_headers_only);
+  const std::string k = "\nextern \"C\" __global__ void k() {}";
+  for (const std::string include : {"#include <cuda_fp16.h>", "%:include <cuda_fp16.h>",
+                                    "#inc\\\nlude <cuda_fp16.h>", "  #  include \"cuda_fp16.h\""}) {
+    EXPECT_FALSE(parse_source("h", include + k, {}).kreg_headers_only) << include;
+  }
+  EXPECT_TRUE(parse_source("h", "#include <kreg/kernel.cuh>" + k, {}).kreg_headers_only);
+}
+
+TEST(Source, AsksWhetherFilesExistOutsideTheIncludePath) {
+  const std::string k = "\nextern \"C\" __global__ void k() {}";
+  for (const std::string probe :
+       {"#if __has_include(\"/etc/hosts\")\n#endif", "#if __has_include(</etc/hosts>)\n#endif",
+        "#if __has_include(<../../x.h>)\n#endif", "#if __has_include(<a/../../x.h>)\n#endif",
+        "#if __has_include(HEADER)\n#endif", "#if __has_include_next(\"/x.h\")\n#endif",
+        "#if __has_inc\\\nlude(\"/x.h\")\n#endif", "#if __has_include (\n#endif"}) {
+    EXPECT_TRUE(parse_source("p", probe + k, {}).probes_files) << probe;
+  }
+  for (const std::string probe : {"#if __has_include(<cuda_fp8.h>)\n#endif",
+                                  "#if __has_include( \"cuda/std/cstdint\" )\n#endif",
+                                  "// __has_include(\"/etc/hosts\")", "int my__has_include = 0;"}) {
+    EXPECT_FALSE(parse_source("p", probe + k, {}).probes_files) << probe;
+  }
+}
+
+TEST(Source, ANulByteIsRefused) {
+  // NVRTC stops reading at the NUL; `after` would be registered but never compiled.
+  const std::string text = std::string("extern \"C\" __global__ void before() {}\n") + '\0' +
+                           "extern \"C\" __global__ void after() {}\n";
+  const std::string message =
+      expect_error(ErrorCode::InvalidArgument, [&] { parse_source("nul", text, {}); });
+  EXPECT_TRUE(contains(message, "NUL byte at offset 39")) << message;
 }
 
 TEST(Source, MalformedSourcesAreInvalidArguments) {
