@@ -1,19 +1,22 @@
 #include "registry/manifest.hpp"
 
 #include "core/atomic_file.hpp"
+#include "core/read_file.hpp"
 
 #include <kreg/error.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
+#include <cstdint>
+#include <optional>
 #include <system_error>
 
 namespace kreg::registry {
 namespace {
 
 constexpr int kVersion = 1;
+// A million kernels with long names and constants fit in a tenth of this.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
   throw Error(ErrorCode::InvalidArgument, "kreg: manifest '" + path.string() + "': " + what);
@@ -96,11 +99,10 @@ std::vector<KernelRequest> parse_manifest(std::string_view text,
 }
 
 std::vector<KernelRequest> read_manifest(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) fail(path, "cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_manifest(text.str(), path);
+  std::string why;
+  const std::optional<std::string> text = core::read_regular_file(path, kMaxManifestBytes, why);
+  if (!text) fail(path, why);
+  return parse_manifest(*text, path);
 }
 
 }  // namespace kreg::registry

@@ -28,7 +28,8 @@ std::vector<KernelRequest> parse_manifest(std::string_view text,
 void write_manifest(const std::filesystem::path& path, const std::vector<KernelRequest>& kernels);
 
 // Throws InvalidArgument, naming the file and the problem, for an unreadable or malformed
-// manifest.
+// manifest, and for anything but a regular file of at most 64 MiB (a FIFO, a folder or
+// /dev/zero must not hang the reader or fill memory).
 std::vector<KernelRequest> read_manifest(const std::filesystem::path& path);
 
 }  // namespace kreg::registry

@@ -3,6 +3,8 @@
 
 #include "test_support.hpp"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <thread>
 
@@ -100,6 +102,38 @@ TEST(Manifest, BadManifestsAreInvalidArguments) {
                [&] { reg.prewarm_manifest(scratch.path() / "missing.json"); });
   expect_error(ErrorCode::InvalidArgument,
                [&] { reg.write_manifest(scratch.path() / "no" / "such" / "folder.json"); });
+}
+
+TEST(Manifest, OnlyRegularFilesOfBoundedSizeAreRead) {
+  // None of these may block the reader or make it allocate what the file claims.
+  test::ScratchDir scratch("kreg_manifest_");
+  namespace fs = std::filesystem;
+  fs::create_directories(scratch.path());
+  const fs::path fifo = scratch.path() / "fifo.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path huge = scratch.path() / "huge.json";
+  std::ofstream(huge).close();
+  fs::resize_file(huge, std::uintmax_t{1} << 40);  // sparse: a terabyte of nothing
+  const struct {
+    fs::path path;
+    const char* expect;
+  } cases[] = {
+      {fifo, "is a FIFO, not a regular file"},
+      {scratch.path(), "is a folder, not a regular file"},
+      {"/dev/zero", "is a device, not a regular file"},
+      {huge, "is 1024.0 GiB, more than the 64.0 MiB allowed"},
+      {scratch.path() / "missing.json", "cannot be opened: No such file or directory"},
+  };
+  for (const auto& c : cases) {
+    const std::string message =
+        expect_error(ErrorCode::InvalidArgument, [&] { read_manifest(c.path); });
+    EXPECT_TRUE(contains(message, "manifest '" + c.path.string() + "': " + c.expect)) << message;
+  }
+  // A link to a manifest is the manifest.
+  const fs::path real = scratch.path() / "real.json";
+  registry::write_manifest(real, {{"axpy_f32", {}}});
+  fs::create_symlink(real, scratch.path() / "link.json");
+  EXPECT_EQ(read_manifest(scratch.path() / "link.json").size(), 1u);
 }
 
 // JSON holds only UTF-8, so such a name is refused with kreg's error, before anything is
