@@ -80,23 +80,58 @@ std::uint64_t parse_bytes(const std::string& text) {
 
 // Why read_trusted found nothing.
 enum class Unread : unsigned char {
-  Missing,  // no such file (never written, or removed since it was listed)
-  Refused,  // there is one, but not a regular file that only this user could have written
-  Failed,   // it could not be opened for another reason
+  Missing,   // no such file (never written, or removed since it was listed)
+  Refused,   // there is one, but not a regular file only this user could have written, or
+             // it is reached through a folder that is a link or that others could change
+  TooLarge,  // larger than any entry can be (a sparse file, say)
+  Failed,    // it could not be opened for another reason
 };
 
-// Reads a whole trusted regular file; std::nullopt with `why` set otherwise.
+// An entry's two-digit folder, opened only if it is a real folder (not a link) that no other
+// user could change; -1 otherwise.
+int open_entry_folder(const fs::path& folder, Unread& why) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    // ELOOP: a link; ENOTDIR: a file where the folder should be.
+    why = errno == ENOENT                      ? Unread::Missing
+          : errno == ELOOP || errno == ENOTDIR ? Unread::Refused
+                                               : Unread::Failed;
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !trusted(st)) {
+    ::close(fd);
+    why = Unread::Refused;
+    return -1;
+  }
+  return fd;
+}
+
+// Reads a whole trusted regular file; std::nullopt with `why` set otherwise. The folder and
+// the file are each checked on the descriptor they are opened as, so neither can be swapped
+// between the check and the read.
 std::optional<std::string> read_trusted(const fs::path& path, Unread& why, bool touch) {
+  const int folder = open_entry_folder(path.parent_path(), why);
+  if (folder < 0) return std::nullopt;
   // O_NONBLOCK: a FIFO planted under an entry's name must not block a get forever.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  const int fd =
+      ::openat(folder, path.filename().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  const int open_error = errno;
+  ::close(folder);
   if (fd < 0) {
     // ELOOP: a symbolic link where an entry should be.
-    why = errno == ENOENT ? Unread::Missing : errno == ELOOP ? Unread::Refused : Unread::Failed;
+    why = open_error == ENOENT  ? Unread::Missing
+          : open_error == ELOOP ? Unread::Refused
+                                : Unread::Failed;
     return std::nullopt;
   }
   struct stat st {};
   std::optional<std::string> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && trusted(st)) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
+    why = Unread::Refused;
+  } else if (static_cast<std::uint64_t>(st.st_size) > kMaxEntryBytes) {
+    why = Unread::TooLarge;
+  } else {
     std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
     std::size_t got = 0;
     while (got < bytes.size()) {
@@ -108,11 +143,21 @@ std::optional<std::string> read_trusted(const fs::path& path, Unread& why, bool 
     bytes.resize(got);                   // shorter than it was: the entry's checksum tells
     if (touch) ::futimens(fd, nullptr);  // "last used" for eviction
     out = std::move(bytes);
-  } else {
-    why = Unread::Refused;
   }
   ::close(fd);
   return out;
+}
+
+// Two lower-case hex digits: the name of a folder of entries.
+bool entry_folder_name(const std::string& name) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  return name.size() == 2 && hex(name[0]) && hex(name[1]);
+}
+
+// Removes whatever is at `path` (a file, a link but not its target, a folder and all in it).
+bool remove_anything(const fs::path& path) {
+  std::error_code error;
+  return fs::remove_all(path, error) > 0 && !error;
 }
 
 struct FileInfo {
@@ -183,7 +228,10 @@ std::optional<std::string> DiskCache::load(std::string_view key) {
     auto bytes = read_trusted(path, why_not, true);
     if (!bytes) {
       if (why_not == Unread::Refused && !warned_refused_.exchange(true)) {
-        warn("refusing " + path.string() + ": not a file owned and writable only by this user");
+        warn("refusing " + path.string() +
+             ": not a file owned and writable only by this user, in a folder that is");
+      } else if (why_not == Unread::TooLarge && !warned_refused_.exchange(true)) {
+        warn("refusing " + path.string() + ": larger than any entry can be");
       }
       return std::nullopt;
     }
@@ -212,7 +260,13 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
       return;
     }
     const std::string bytes = encode_entry(key, payload);
+    if (bytes.size() > kMaxEntryBytes) return;  // no reader would take it
     int error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    // A folder under the entry's name would block the key for good; only this user can have
+    // made it, inside a folder only this user can change.
+    if (error == EISDIR && remove_anything(final_path)) {
+      error = core::write_atomically(final_path, bytes, root_ / "tmp", 0600);
+    }
     // A folder is gone: someone removed the cache (rm -rf) while this process ran, before or
     // during the write. Make them again, with the same checks as at start, and retry once.
     if (error == ENOENT && prepare_folders(why) && prepare_dir(final_path.parent_path(), why)) {
@@ -293,19 +347,40 @@ std::size_t DiskCache::clear() {
 DiskCache::Verify DiskCache::verify(bool remove_bad) {
   Verify v;
   if (!usable_) return v;
+  auto bad = [&](const fs::path& path) {
+    ++v.bad;
+    if (remove_bad && remove_anything(path)) ++v.removed;
+  };
+  // Every two-digit folder, and everything in one named like an entry, is judged: a link, a
+  // folder, a FIFO or an oversized file in an entry's place is bad like a corrupt entry.
+  // Other names are not the cache's and are left alone.
   std::error_code error;
-  for (const FileInfo& f : list(root_, kSuffix)) {
-    Unread why_not = Unread::Missing;
-    auto bytes = read_trusted(f.path, why_not, false);
-    // Removed since it was listed (another process trimmed it): neither good nor bad.
-    if (!bytes && why_not == Unread::Missing) continue;
-    auto entry = bytes ? decode_entry(*bytes) : std::nullopt;
-    const bool good = entry && f.path.stem() == key_digest(entry->key);
-    if (good) {
-      ++v.good;
-    } else {
-      ++v.bad;
-      if (remove_bad && fs::remove(f.path, error)) ++v.removed;
+  for (fs::directory_iterator folders(root_, error), end; !error && folders != end;
+       folders.increment(error)) {
+    const fs::path folder = folders->path();
+    if (!entry_folder_name(folder.filename().string())) continue;
+    struct stat st {};
+    if (::lstat(folder.c_str(), &st) != 0) continue;  // removed since it was listed
+    if (!S_ISDIR(st.st_mode) || !trusted(st)) {
+      bad(folder);
+      continue;
+    }
+    std::error_code inner;
+    for (fs::directory_iterator files(folder, inner); !inner && files != end;
+         files.increment(inner)) {
+      const fs::path path = files->path();
+      if (path.extension() != kSuffix) continue;
+      Unread why_not = Unread::Missing;
+      auto bytes = read_trusted(path, why_not, false);
+      // Removed since it was listed (another process trimmed it): neither good nor bad.
+      if (!bytes && why_not == Unread::Missing) continue;
+      auto entry = bytes ? decode_entry(*bytes) : std::nullopt;
+      const std::string digest = entry ? key_digest(entry->key) : std::string();
+      if (entry && path.stem() == digest && folder.filename() == digest.substr(0, 2)) {
+        ++v.good;
+      } else {
+        bad(path);
+      }
     }
   }
   return v;

@@ -18,6 +18,9 @@
 namespace kreg::cache {
 
 inline constexpr std::uint32_t kFormatVersion = 1;
+// No entry is larger: it holds a key (a source and its headers) and one compile result
+// (the largest CUBINs are tens of MB). A reader refuses a file past it before reading a byte.
+inline constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{512} << 20;
 
 std::string encode_entry(std::string_view key, std::string_view payload);
 

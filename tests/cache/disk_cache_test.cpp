@@ -222,6 +222,81 @@ TEST_F(DiskCacheTest, VerifyFindsAndRemovesBadEntries) {
   EXPECT_EQ(cache.usage().entries, 0u);
 }
 
+TEST_F(DiskCacheTest, AHugeSparseEntryIsAMissAndVerifyCountsIt) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  fs::resize_file(entry_file("k"), std::uintmax_t{1} << 40);  // a terabyte, all holes
+  EXPECT_FALSE(cache.load("k").has_value());                  // refused before any read
+  const DiskCache::Verify v = cache.verify(true);
+  EXPECT_EQ(v.bad, 1u);
+  EXPECT_EQ(v.removed, 1u);
+  EXPECT_FALSE(fs::exists(entry_file("k")));
+}
+
+TEST_F(DiskCacheTest, VerifyReportsAndRemovesAnythingInAnEntrysPlace) {
+  DiskCache cache(dir_, 0);
+  for (const char* key : {"folder", "fifo", "dangling", "good"}) cache.store(key, "v");
+  fs::remove(entry_file("folder"));
+  fs::create_directories(entry_file("folder") / "inside");
+  fs::remove(entry_file("fifo"));
+  ASSERT_EQ(::mkfifo(entry_file("fifo").c_str(), 0600), 0);
+  fs::remove(entry_file("dangling"));
+  fs::create_symlink(dir_ / "nowhere", entry_file("dangling"));
+  DiskCache::Verify v = cache.verify(false);
+  EXPECT_EQ(v.good, 1u);
+  EXPECT_EQ(v.bad, 3u);
+  EXPECT_EQ(v.removed, 0u);
+  v = cache.verify(true);
+  EXPECT_EQ(v.bad, 3u);
+  EXPECT_EQ(v.removed, 3u);
+  v = cache.verify(false);
+  EXPECT_EQ(v.good, 1u);
+  EXPECT_EQ(v.bad, 0u);
+  for (const char* key : {"folder", "fifo", "dangling"}) {
+    EXPECT_FALSE(fs::exists(fs::symlink_status(entry_file(key)))) << key;
+  }
+}
+
+TEST_F(DiskCacheTest, AFolderAtAnEntrysNameIsReplacedByTheNextStore) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "old");
+  fs::remove(entry_file("k"));
+  fs::create_directories(entry_file("k") / "inside");
+  EXPECT_FALSE(cache.load("k").has_value());
+  cache.store("k", "new");
+  EXPECT_EQ(cache.load("k").value_or(""), "new");
+}
+
+TEST_F(DiskCacheTest, EntriesThroughALinkedFolderAreRefused) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  const fs::path folder = entry_file("k").parent_path();
+  const fs::path elsewhere = dir_ / "elsewhere";
+  fs::rename(folder, elsewhere);
+  fs::create_directory_symlink(elsewhere, folder);
+  EXPECT_FALSE(cache.load("k").has_value());
+  cache.store("k", "v");  // not written through the link either
+  EXPECT_FALSE(cache.load("k").has_value());
+  DiskCache::Verify v = cache.verify(true);
+  EXPECT_EQ(v.bad, 1u);  // the link, reported once
+  EXPECT_EQ(v.removed, 1u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(folder)));
+  EXPECT_TRUE(fs::exists(elsewhere / entry_file("k").filename()));  // the target is untouched
+  cache.store("k", "v");
+  EXPECT_EQ(cache.load("k").value_or(""), "v");
+}
+
+TEST_F(DiskCacheTest, EntriesInAFolderOthersCouldChangeAreRefused) {
+  DiskCache cache(dir_, 0);
+  cache.store("k", "v");
+  const fs::path folder = entry_file("k").parent_path();
+  fs::permissions(folder, fs::perms::group_write, fs::perm_options::add);
+  EXPECT_FALSE(cache.load("k").has_value());
+  EXPECT_EQ(cache.verify(false).bad, 1u);
+  fs::permissions(folder, fs::perms::group_write, fs::perm_options::remove);
+  EXPECT_EQ(cache.load("k").value_or(""), "v");
+}
+
 TEST_F(DiskCacheTest, VerifyWhileAnotherProcessClearsFindsNothingBad) {
   DiskCache cache(dir_, 0);
   DiskCache other(dir_, 0);  // another process's view of the same folder
