@@ -4,10 +4,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace kreg::compiler {
 namespace {
@@ -15,7 +17,6 @@ namespace {
 constexpr std::uint32_t kRequestMagic = 0x5752474b;  // "KGRW"
 constexpr std::uint32_t kResultMagic = 0x5252474b;   // "KGRR"
 constexpr std::uint32_t kVersion = 3;
-constexpr std::uint64_t kMaxFrame = std::uint64_t{1} << 32;  // 4 GiB: nothing real comes close
 
 class Writer {
  public:
@@ -99,21 +100,29 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-bool read_all(int fd, char* data, std::size_t size, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+using Clock = std::chrono::steady_clock;
+
+// Reads exactly `size` bytes, waiting no later than `deadline` (none: forever).
+bool read_all(int fd, char* data, std::size_t size,
+              const std::optional<Clock::time_point>& deadline, FrameError& error) {
   while (size > 0) {
-    if (timeout_ms >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - std::chrono::steady_clock::now())
-                            .count();
+    if (deadline) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
       pollfd p{fd, POLLIN, 0};
       const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(left)) : 0;
       if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) return false;
+      if (ready <= 0) {
+        error = ready == 0 ? FrameError::TimedOut : FrameError::Failed;
+        return false;
+      }
     }
     const ssize_t n = ::read(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      error = n == 0 ? FrameError::Closed : FrameError::Failed;
+      return false;
+    }
     data += n;
     size -= static_cast<std::size_t>(n);
   }
@@ -197,19 +206,33 @@ std::optional<Result> decode_result(const std::string& payload) {
   return out;
 }
 
-bool write_frame(int fd, const std::string& payload) {
+bool write_frame(int fd, std::string_view payload) {
   const std::uint64_t size = payload.size();
   return write_all(fd, reinterpret_cast<const char*>(&size), sizeof(size)) &&
          write_all(fd, payload.data(), payload.size());
 }
 
-bool read_frame(int fd, std::string& payload, int timeout_ms) {
+bool read_frame(int fd, std::string& payload, int timeout_ms, std::uint64_t max_bytes,
+                FrameError* error) {
+  FrameError why = FrameError::Failed;
+  std::optional<Clock::time_point> deadline;
+  if (timeout_ms >= 0) deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::uint64_t size = 0;
-  if (!read_all(fd, reinterpret_cast<char*>(&size), sizeof(size), timeout_ms) || size > kMaxFrame) {
-    return false;
+  bool ok = read_all(fd, reinterpret_cast<char*>(&size), sizeof(size), deadline, why);
+  if (ok && size > max_bytes) {
+    why = FrameError::TooLarge;
+    ok = false;
   }
-  payload.resize(size);
-  return read_all(fd, payload.data(), size, timeout_ms);
+  payload.clear();
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 20;
+  while (ok && payload.size() < size) {
+    const std::size_t at = payload.size();
+    const auto chunk = static_cast<std::size_t>(std::min(size - at, kChunk));
+    payload.resize(at + chunk);
+    ok = read_all(fd, payload.data() + at, chunk, deadline, why);
+  }
+  if (!ok && error != nullptr) *error = why;
+  return ok;
 }
 
 }  // namespace kreg::compiler

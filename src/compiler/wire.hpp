@@ -6,8 +6,10 @@
 
 #include "compiler/nvrtc_compiler.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,11 +34,25 @@ std::string encode(const Result& result);
 std::optional<OwnedRequest> decode_request(const std::string& payload);
 std::optional<Result> decode_result(const std::string& payload);
 
+// Bounds on what a frame may announce, so that a peer cannot make the reader allocate
+// gigabytes by claiming them. No compile result comes near: the largest CUBINs are tens of
+// MB; a request holds a source and its headers.
+inline constexpr std::uint64_t kMaxResultBytes = std::uint64_t{256} << 20;
+inline constexpr std::uint64_t kMaxRequestBytes = std::uint64_t{256} << 20;
+// The handshake: the parent's NVRTC identity, answered by kWorkerReady.
+inline constexpr std::uint64_t kMaxIdentityBytes = 4096;
+inline constexpr std::string_view kWorkerReady = "kreg-nvrtc-worker ready";
+
+// Why read_frame returned false.
+enum class FrameError : unsigned char { Closed, TimedOut, TooLarge, Failed };
+
 // Frame I/O on a file descriptor; false on EOF or error. Writes to a socket never raise
 // SIGPIPE; other descriptors (pipes) are written with write(), which may.
 // `timeout_ms` < 0 waits forever; otherwise a frame that has not fully arrived in time
-// counts as an error.
-bool write_frame(int fd, const std::string& payload);
-bool read_frame(int fd, std::string& payload, int timeout_ms = -1);
+// counts as an error. A frame announcing more than `max_bytes` is refused unread; the payload
+// grows as bytes arrive, never ahead of them by more than a MiB.
+bool write_frame(int fd, std::string_view payload);
+bool read_frame(int fd, std::string& payload, int timeout_ms, std::uint64_t max_bytes,
+                FrameError* error = nullptr);
 
 }  // namespace kreg::compiler

@@ -26,12 +26,16 @@ int main() {
   // The first frame is the parent's NVRTC identity. A worker with another NVRTC would build
   // binaries the parent then caches under its own identity: such a worker leaves at once,
   // and the parent compiles in-process.
-  if (!kreg::compiler::read_frame(STDIN_FILENO, payload)) return 1;
+  if (!kreg::compiler::read_frame(STDIN_FILENO, payload, -1, kreg::compiler::kMaxIdentityBytes))
+    return 1;
   if (payload != kreg::compiler::identity()) {
     std::fputs("kreg-nvrtc-worker: the registry uses another NVRTC; exiting\n", stderr);
     return 3;
   }
-  while (kreg::compiler::read_frame(STDIN_FILENO, payload)) {
+  // Ready: the parent gives a worker only a short while to say so, and compiles in-process
+  // instead if it does not.
+  if (!kreg::compiler::write_frame(out, kreg::compiler::kWorkerReady)) return 1;
+  while (kreg::compiler::read_frame(STDIN_FILENO, payload, -1, kreg::compiler::kMaxRequestBytes)) {
     auto request = kreg::compiler::decode_request(payload);
     if (!request) {
       // Another kreg build's protocol: exit, and the registry compiles in-process instead.

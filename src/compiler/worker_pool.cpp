@@ -51,11 +51,12 @@ bool executable(const std::string& path) {
 }  // namespace
 
 WorkerPool::WorkerPool(std::string executable, std::size_t size, int timeout_ms,
-                       std::string identity)
+                       std::string identity, int ready_timeout_ms)
     : executable_(std::move(executable)),
       size_(size == 0 ? 1 : size),
       timeout_ms_(timeout_ms),
-      identity_(identity.empty() ? compiler::identity() : std::move(identity)) {}
+      identity_(identity.empty() ? compiler::identity() : std::move(identity)),
+      ready_timeout_ms_(ready_timeout_ms) {}
 
 WorkerPool::~WorkerPool() {
   std::lock_guard lock(mutex_);
@@ -87,7 +88,8 @@ std::string WorkerPool::find_executable() {
   return {};
 }
 
-std::optional<WorkerPool::Worker> WorkerPool::spawn() {
+std::optional<WorkerPool::Worker> WorkerPool::spawn(Health& health) {
+  health = Health::Died;
   int fds[2] = {-1, -1};
   // CLOEXEC on both ends, so no worker inherits another worker's socket (which would keep
   // that worker from ever seeing EOF); dup2 below clears it on the child's stdin and stdout.
@@ -110,18 +112,24 @@ std::optional<WorkerPool::Worker> WorkerPool::spawn() {
     return std::nullopt;
   }
   const Worker worker{pid, fds[0]};
-  // The handshake: a worker with another NVRTC exits on reading it, and the first request
-  // then fails, which retires it.
-  if (!write_frame(worker.fd, identity_)) {
-    stop(worker);
+  // The handshake: a worker with another NVRTC exits on reading it; a good one answers at
+  // once. One that says nothing in time is not worth waiting for (nor are the others).
+  std::string ready;
+  FrameError error = FrameError::Failed;
+  if (!write_frame(worker.fd, identity_) ||
+      !read_frame(worker.fd, ready, ready_timeout_ms_, kMaxIdentityBytes, &error) ||
+      ready != kWorkerReady) {
+    if (error == FrameError::TimedOut) health = Health::Unresponsive;
+    stop(worker, health == Health::Unresponsive);
     return std::nullopt;
   }
+  health = Health::Healthy;
   return worker;
 }
 
-void WorkerPool::stop(Worker worker) noexcept {
+void WorkerPool::stop(Worker worker, bool kill) noexcept {
   if (worker.fd >= 0) ::close(worker.fd);  // the worker reads EOF and exits
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 100 && !kill; ++i) {
     if (::waitpid(worker.pid, nullptr, WNOHANG) != 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -129,13 +137,24 @@ void WorkerPool::stop(Worker worker) noexcept {
   ::waitpid(worker.pid, nullptr, 0);
 }
 
+void WorkerPool::give_up(const char* why) noexcept {
+  if (given_up_) return;
+  given_up_ = true;
+  try {
+    core::log_write(core::LogLevel::Warn, "compile worker '" + executable_ + "' " + why +
+                                              "; starting no more, compiling in-process");
+  } catch (...) {
+    // The pool has given up either way; the warning is all that is lost.
+  }
+}
+
 std::optional<Result> WorkerPool::compile(const Request& request) {
   Worker worker;
   {
     std::unique_lock lock(mutex_);
-    idle_ready_.wait(lock,
-                     [&] { return failures_ >= kMaxFailures || !idle_.empty() || live_ < size_; });
-    if (failures_ >= kMaxFailures) return std::nullopt;
+    auto done = [&] { return given_up_ || failures_ >= kMaxFailures; };
+    idle_ready_.wait(lock, [&] { return done() || !idle_.empty() || live_ < size_; });
+    if (done()) return std::nullopt;
     if (!idle_.empty()) {
       worker = idle_.back();
       idle_.pop_back();
@@ -143,16 +162,20 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
       ++live_;
       ++started_;
       lock.unlock();
-      auto spawned = spawn();
+      Health health = Health::Died;
+      auto spawned = spawn(health);
       lock.lock();
       if (!spawned) {
         --live_;
         ++failures_;
+        if (health == Health::Unresponsive) {
+          give_up("did not say it was ready in time");
+        } else {
+          core::log_write(core::LogLevel::Warn, "cannot start compile worker '" + executable_ +
+                                                    "'; compiling in-process");
+        }
         // Every waiter must re-check: past the limit they all give up, not just one.
         idle_ready_.notify_all();
-        lock.unlock();
-        core::log_write(core::LogLevel::Warn,
-                        "cannot start compile worker '" + executable_ + "'; compiling in-process");
         return std::nullopt;
       }
       worker = *spawned;
@@ -164,21 +187,28 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
   struct Release {
     WorkerPool& pool;
     Worker worker;
-    bool healthy = false;
-    ~Release() { pool.release(worker, healthy); }
+    Health health = Health::Died;
+    ~Release() { pool.release(worker, health); }
   } release{*this, worker};
 
   std::string payload;
   std::optional<Result> result;
-  if (write_frame(worker.fd, encode(request)) && read_frame(worker.fd, payload, timeout_ms_)) {
+  FrameError error = FrameError::Failed;
+  if (write_frame(worker.fd, encode(request)) &&
+      read_frame(worker.fd, payload, timeout_ms_, kMaxResultBytes, &error)) {
     result = decode_result(payload);
   }
-  release.healthy = result.has_value();
+  if (result) {
+    release.health = Health::Healthy;
+  } else if (error == FrameError::TimedOut || error == FrameError::TooLarge) {
+    release.health = Health::Unresponsive;
+  }
   return result;
 }
 
-void WorkerPool::release(Worker worker, bool healthy) noexcept {
-  if (!healthy) stop(worker);  // outside the lock: it may wait for the process to exit
+void WorkerPool::release(Worker worker, Health health) noexcept {
+  const bool healthy = health == Health::Healthy;
+  if (!healthy) stop(worker, health == Health::Unresponsive);  // outside the lock
   std::lock_guard lock(mutex_);
   if (healthy) {
     failures_ = 0;
@@ -186,7 +216,11 @@ void WorkerPool::release(Worker worker, bool healthy) noexcept {
   } else {
     --live_;
     ++failures_;
-    core::log_write(core::LogLevel::Warn, "a compile worker failed; compiling in-process");
+    if (health == Health::Unresponsive) {
+      give_up("did not answer a request in time, or announced a reply larger than any binary");
+    } else {
+      core::log_write(core::LogLevel::Warn, "a compile worker failed; compiling in-process");
+    }
   }
   idle_ready_.notify_all();
 }

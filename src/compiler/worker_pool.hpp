@@ -19,13 +19,18 @@ namespace kreg::compiler {
 
 class WorkerPool {
  public:
-  // A worker that takes longer than `timeout_ms` to answer one request is retired (NVRTC
-  // itself never takes that long; a worker stuck that long is broken).
+  // A new worker must say it is ready within `ready_timeout_ms` (start-up takes about 0.2 s);
+  // one that does not, or that takes longer than `timeout_ms` to answer a request (NVRTC
+  // itself never takes that long), or that announces a reply larger than any compile result,
+  // is killed, and the pool starts no more workers: every later compile() comes back at once
+  // for the caller to compile in-process. A worker that dies is replaced, up to a few times
+  // in a row.
   //
   // `identity` is the NVRTC identity workers must have (compiler::identity() by default); a
   // worker with another one refuses to start.
+  static constexpr int kReadyTimeoutMs = 3000;
   WorkerPool(std::string executable, std::size_t size, int timeout_ms = 600'000,
-             std::string identity = {});
+             std::string identity = {}, int ready_timeout_ms = kReadyTimeoutMs);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -46,21 +51,28 @@ class WorkerPool {
     pid_t pid = -1;
     int fd = -1;
   };
-  std::optional<Worker> spawn();
+  enum class Health : unsigned char { Healthy, Died, Unresponsive };
+  // A started worker that said it is ready, or std::nullopt (and `health` says why not).
+  std::optional<Worker> spawn(Health& health);
   // Returns a worker after a request: back to the idle list, or retired if it failed.
-  void release(Worker worker, bool healthy) noexcept;
-  static void stop(Worker worker) noexcept;
+  void release(Worker worker, Health health) noexcept;
+  // Retires a worker; `kill` at once for one that stopped answering (it would not exit on
+  // its own).
+  static void stop(Worker worker, bool kill = false) noexcept;
+  void give_up(const char* why) noexcept;  // with mutex_ held
 
   std::string executable_;
   std::size_t size_;
   int timeout_ms_;
   std::string identity_;
+  int ready_timeout_ms_;
   mutable std::mutex mutex_;
   std::condition_variable idle_ready_;
   std::vector<Worker> idle_;
   std::size_t live_ = 0;  // idle plus busy
   std::size_t started_ = 0;
   std::size_t failures_ = 0;  // consecutive; past a few, the pool stops trying
+  bool given_up_ = false;     // a worker stopped answering: no more are started
 };
 
 }  // namespace kreg::compiler

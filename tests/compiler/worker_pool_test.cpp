@@ -2,6 +2,7 @@
 
 #include "test_support.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -105,15 +106,80 @@ TEST(WorkerPool, FailingWorkersNeverLeaveWaitersHanging) {
 
 TEST(WorkerPool, AWorkerThatPrintsOnItsProtocolIsRetired) {
   // The real worker moves its protocol off stdout; one that prints there is broken.
-  WorkerPool chatty(script("kreg_chatty.sh", "echo hello; cat >/dev/null"), 1, 2000);
+  WorkerPool chatty(script("kreg_chatty.sh", "echo hello; cat >/dev/null"), 1, 2000, {}, 300);
   EXPECT_FALSE(chatty.compile(trivial()).has_value());
 }
 
-TEST(WorkerPool, AWorkerThatNeverAnswersIsRetiredAfterTheTimeout) {
-  WorkerPool silent(script("kreg_silent.sh", "cat >/dev/null"), 1, 300);
+// What a worker says when it is ready, as a frame a shell's printf can write: the length
+// (23, in octal) as a little-endian u64, then the text.
+const char* const kReadyFrame =
+    "printf '\\027\\000\\000\\000\\000\\000\\000\\000kreg-nvrtc-worker ready'";
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The largest this process has been, in KiB.
+long peak_kib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST(WorkerPool, AWorkerThatNeverSaysItIsReadyIsKilledAndNoMoreAreStarted) {
+  // A program that sleeps instead of serving: every caller comes back after the short
+  // ready timeout, not the request timeout, and the pool stops starting workers.
+  WorkerPool sleeper(script("kreg_sleeper.sh", "exec sleep 600"), 2, 600'000, {}, 300);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] { EXPECT_FALSE(sleeper.compile(trivial()).has_value()); });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_LT(seconds_since(start), 2.0);
+  EXPECT_LE(sleeper.started(), 2u);
+  const auto again = std::chrono::steady_clock::now();
+  EXPECT_FALSE(sleeper.compile(trivial()).has_value());
+  EXPECT_LT(seconds_since(again), 0.1);
+  EXPECT_LE(sleeper.started(), 2u);
+}
+
+TEST(WorkerPool, AWorkerThatNeverAnswersARequestIsRetiredAfterTheTimeout) {
+  WorkerPool silent(script("kreg_silent.sh", std::string(kReadyFrame) + "; cat >/dev/null"), 1,
+                    300);
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(silent.compile(trivial()).has_value());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_FALSE(silent.compile(trivial()).has_value());
+  EXPECT_EQ(silent.started(), 1u);  // not tried again
+}
+
+TEST(WorkerPool, AReplyLargerThanAnyBinaryIsRefusedUnread) {
+  // 3 GiB announced, then trickled a byte at a time.
+  const long before = peak_kib();
+  WorkerPool liar(script("kreg_liar.sh", std::string(kReadyFrame) +
+                                             "; printf '\\000\\000\\000\\300\\000\\000\\000\\000';"
+                                             " while :; do printf x || exit; sleep 0.05; done"),
+                  1, 10'000);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(liar.compile(trivial()).has_value());
+  EXPECT_LT(seconds_since(start), 2.0);
+  EXPECT_LT(peak_kib() - before, 64 * 1024);
+}
+
+TEST(WorkerPool, ATrickledReplyCostsWhatArrivedNotWhatWasAnnounced) {
+  // 200 MiB announced (under the bound), a byte every 10 ms: memory follows the bytes that
+  // came, and the request timeout ends it.
+  const long before = peak_kib();
+  WorkerPool trickler(
+      script("kreg_trickler.sh", std::string(kReadyFrame) +
+                                     "; printf '\\000\\000\\200\\014\\000\\000\\000\\000';"
+                                     " while :; do printf x || exit; sleep 0.01; done"),
+      1, 500);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(trickler.compile(trivial()).has_value());
+  EXPECT_LT(seconds_since(start), 3.0);
+  EXPECT_LT(peak_kib() - before, 64 * 1024);
 }
 
 TEST(WorkerPool, AWorkerWithAnotherNvrtcRefusesToServe) {

@@ -2,6 +2,10 @@
 #include "test_support.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -152,6 +156,30 @@ TEST(PrewarmWorkers, SmallPrewarmsAndDisabledWorkersStayInProcess) {
   Registry small(test::sm90_options());
   EXPECT_EQ(small.prewarm({"elementwise_add_f32", "axpy_f32"}), 2u);
   EXPECT_EQ(small.stats().worker_compiles, 0u);
+}
+
+TEST(PrewarmWorkers, AWorkerThatNeverAnswersCostsSecondsNotMinutes) {
+  // KREG_COMPILE_WORKER names a program that sleeps: after the ready timeout every worker is
+  // killed, no more are started, and the prewarm compiles in-process.
+  const std::string sleeper = ::testing::TempDir() + "kreg_prewarm_sleeper.sh";
+  std::ofstream(sleeper) << "#!/bin/sh\nexec sleep 600\n";
+  std::filesystem::permissions(sleeper, std::filesystem::perms::owner_all);
+  ::setenv("KREG_COMPILE_WORKER", sleeper.c_str(), 1);
+  RegistryOptions options = test::sm90_options();
+  options.compile_processes = 2;
+  options.prewarm_threads = 2;
+  Registry reg(options);
+  const std::vector<std::string> names = register_numbered(reg, 20);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(reg.prewarm(names), names.size());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::unsetenv("KREG_COMPILE_WORKER");
+  EXPECT_EQ(reg.stats().worker_compiles, 0u);
+  EXPECT_EQ(reg.stats().compiles, names.size());
+  // The ready timeout (3 s) once, then 20 trivial compiles in-process: far from the request
+  // timeout (600 s) that a silent worker used to cost, twice.
+  EXPECT_LT(seconds, 60.0) << "prewarm took " << seconds << " s";
 }
 
 TEST(PrewarmWorkers, CompileErrorsFromWorkersMatchInProcessOnes) {
