@@ -7,9 +7,7 @@
 
 #include <kreg/error.hpp>
 
-#include <dlfcn.h>
 #include <nvrtc.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -185,19 +183,6 @@ std::string version() {
   int minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
-}
-
-std::string identity() {
-  std::string id = "nvrtc " + version();
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&nvrtcVersion), &info) != 0 && info.dli_fname != nullptr) {
-    struct stat st {};
-    id += std::string(" ") + info.dli_fname;
-    if (::stat(info.dli_fname, &st) == 0) {
-      id += " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
-    }
-  }
-  return id;
 }
 
 std::vector<int> supported_archs() {

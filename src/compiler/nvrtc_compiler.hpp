@@ -46,8 +46,11 @@ Result compile(const Request& request);
 
 // "13.0".
 std::string version();
-// The NVRTC library in use, precisely: its version, file, and the file's size and time. An
-// update that keeps the version number still changes it; disk-cache keys include it.
+// The NVRTC library in use, precisely: its version and the GNU build id of the loaded
+// library (else a digest of its file's content). An update that keeps the version number
+// still changes it; the same library reached by another path (a link, another copy of the
+// toolkit, another machine) does not. Disk-cache keys include it, and compile workers must
+// match it. Computed once per process (nvrtc_identity.cpp).
 std::string identity();
 // Targets NVRTC can compile to, e.g. {75, 80, 86, 89, 90, 100, 120}.
 std::vector<int> supported_archs();

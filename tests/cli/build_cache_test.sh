@@ -11,6 +11,17 @@ KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" -
 grep -q '"compiles": 0,' "$dir/later.json" || { echo "the later process compiled"; cat "$dir/later.json"; exit 1; }
 grep -q '"disk_hits": [1-9]' "$dir/later.json" || { echo "no disk hits"; cat "$dir/later.json"; exit 1; }
 "$kreg" cache verify --cache-dir "$dir/cache" --json | grep -q '"bad": 0'
+# The same NVRTC copied to another folder (another path, another mtime) is the same compiler:
+# a process that loads the copy is served what the original built.
+nvrtc=$(ldd "$kreg" | awk '/libnvrtc\.so/ { print $3 }')
+if [[ -n "$nvrtc" && -f "$nvrtc" ]]; then
+  mkdir -p "$dir/lib"
+  cp "$nvrtc" "$dir/lib/"
+  cp "$(dirname "$nvrtc")"/libnvrtc-builtins.so.* "$dir/lib/" 2>/dev/null || true
+  LD_LIBRARY_PATH="$dir/lib" KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" --json > "$dir/copy.json"
+  LD_LIBRARY_PATH="$dir/lib" ldd "$kreg" | grep -q "$dir/lib/libnvrtc" || { echo "the copy of NVRTC was not loaded"; exit 1; }
+  grep -q '"compiles": 0,' "$dir/copy.json" || { echo "a copy of the same NVRTC compiled again"; cat "$dir/copy.json"; exit 1; }
+fi
 # Without a usable disk cache, build-cache must fail rather than ship nothing.
 if KREG_DISK_CACHE=0 "$kreg" build-cache --arch sm_90 --out "$dir/off" > /dev/null 2>&1; then
   echo "build-cache succeeded with the disk cache off"; exit 1

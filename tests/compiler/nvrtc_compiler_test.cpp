@@ -63,6 +63,19 @@ TEST(NvrtcCompiler, DiagnosticsAndFileNameAreTheProgramsOwn) {
   EXPECT_EQ(r.log.find("/dev/null"), std::string::npos) << r.log;
 }
 
+TEST(NvrtcCompiler, IdentityIsTheLibrarysBuildIdNotItsPathOrTime) {
+  // A path or an mtime would give one library many identities (lib vs lib64, a link,
+  // another install of the same toolkit); tests/cli/build_cache_test.sh runs a copy of the
+  // library from another folder and is served what the original built.
+  const std::string id = identity();
+  const std::string prefix = "nvrtc " + version() + " build-id ";
+  ASSERT_EQ(id.substr(0, prefix.size()), prefix) << id;
+  const std::string build_id = id.substr(prefix.size());
+  EXPECT_GE(build_id.size(), 16u) << id;
+  EXPECT_EQ(build_id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  EXPECT_EQ(id, identity());
+}
+
 TEST(NvrtcCompiler, AByteOrderMarkIsAllowed) {
   const Result r =
       compile(request("\xEF\xBB\xBF"
