@@ -4,6 +4,7 @@
 #include "core/env.hpp"
 #include "core/log.hpp"
 
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -75,11 +76,30 @@ std::size_t WorkerPool::started() const {
 }
 
 std::string WorkerPool::find_executable() {
-  if (auto path = core::env_string("KREG_COMPILE_WORKER")) return executable(*path) ? *path : "";
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (auto path = core::env_string("KREG_COMPILE_WORKER")) {
+    if (executable(*path)) return *path;
+    core::log_write(core::LogLevel::Warn, "KREG_COMPILE_WORKER='" + *path +
+                                              "' is not an executable kreg may run; compiling "
+                                              "in-process");
+    return {};
+  }
+  namespace fs = std::filesystem;
   std::vector<std::string> candidates;
-  if (!error) candidates.push_back((self.parent_path() / "kreg-nvrtc-worker").string());
+  // Beside the program, then where an install puts it relative to the program (bin/) and to
+  // the library (lib/, for a shared libkreg): an install at any prefix finds its own worker
+  // before the configured prefix's or the build tree's.
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back((self.parent_path() / "kreg-nvrtc-worker").string());
+    candidates.push_back((self.parent_path() / KREG_WORKER_FROM_BIN).lexically_normal().string());
+  }
+  Dl_info library{};
+  if (::dladdr(reinterpret_cast<void*>(&WorkerPool::find_executable), &library) != 0 &&
+      library.dli_fname != nullptr && fs::path(library.dli_fname) != self) {
+    const fs::path folder = fs::weakly_canonical(library.dli_fname, error).parent_path();
+    if (!error) candidates.push_back((folder / KREG_WORKER_FROM_LIB).lexically_normal().string());
+  }
   candidates.emplace_back(KREG_WORKER_INSTALL_PATH);
   candidates.emplace_back(KREG_WORKER_BUILD_PATH);
   for (const std::string& path : candidates) {

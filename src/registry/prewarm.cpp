@@ -50,6 +50,8 @@ bool RegistryImpl::use_workers(std::size_t binaries) {
                     "no kreg-nvrtc-worker found; prewarm compiles in-process");
     return false;
   }
+  core::log_write(core::LogLevel::Debug, "prewarm compiles in up to " + std::to_string(processes) +
+                                             " worker processes of '" + executable + "'");
   workers_ = std::make_unique<compiler::WorkerPool>(std::move(executable), processes);
   return true;
 }
