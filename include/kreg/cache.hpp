@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 namespace kreg {
 
@@ -34,7 +36,13 @@ std::size_t cache_clear(const std::filesystem::path& dir = {});
 /// Evicts least recently used entries down to `target_bytes` (default: the bound) and sweeps
 /// temp files left by crashed writers; returns the entries removed.
 std::size_t cache_trim(const std::filesystem::path& dir = {}, std::uint64_t target_bytes = 0);
-/// Reads every entry; with `remove_bad`, deletes the bad ones.
+/// Reads every entry, and judges whatever stands in an entry's place (a folder, a link, a
+/// FIFO, a file larger than any entry); with `remove_bad`, deletes the bad ones.
 CacheVerify cache_verify(const std::filesystem::path& dir = {}, bool remove_bad = false);
+
+/// A size as `KREG_CACHE_MAX_BYTES` takes it: decimal digits, then nothing, `K`, `M` or `G`
+/// (or `KiB`, `MiB`, `GiB`), e.g. `512M`. std::nullopt for anything else: zero, a sign,
+/// spaces, another unit, or more than 64 bits.
+std::optional<std::uint64_t> parse_size(std::string_view text);
 
 }  // namespace kreg

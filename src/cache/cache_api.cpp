@@ -1,6 +1,7 @@
 #include <kreg/cache.hpp>
 
 #include "cache/disk_cache.hpp"
+#include "core/env.hpp"
 
 namespace kreg {
 namespace {
@@ -17,10 +18,14 @@ std::filesystem::path default_cache_dir() {
 }
 
 CacheUsage cache_usage(const std::filesystem::path& dir) {
-  cache::DiskCache disk = open(dir);
+  const std::uint64_t max_bytes = cache::DiskCache::default_max_bytes();
+  cache::DiskCache disk(dir.empty() ? cache::DiskCache::default_dir() : dir, max_bytes, false);
   const auto usage = disk.usage();
-  return {disk.dir(), disk.usable(), usage.entries, usage.bytes,
-          cache::DiskCache::default_max_bytes()};
+  return {disk.dir(), disk.usable(), usage.entries, usage.bytes, max_bytes};
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view text) {
+  return core::parse_size(text);
 }
 
 std::size_t cache_clear(const std::filesystem::path& dir) {

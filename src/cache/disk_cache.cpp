@@ -60,22 +60,11 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
   return true;
 }
 
-std::uint64_t parse_bytes(const std::string& text) {
-  try {
-    std::size_t used = 0;
-    if (text.empty() || text.front() == '-') throw std::invalid_argument(text);
-    const unsigned long long value = std::stoull(text, &used);
-    std::string unit = text.substr(used);
-    std::uint64_t scale = 1;
-    if (unit == "K" || unit == "KiB") scale = 1ULL << 10;
-    if (unit == "M" || unit == "MiB") scale = 1ULL << 20;
-    if (unit == "G" || unit == "GiB") scale = 1ULL << 30;
-    const bool known = unit.empty() || scale != 1;
-    if (known && value > 0 && value <= UINT64_MAX / scale) return value * scale;
-  } catch (const std::exception&) {
-  }
-  warn("KREG_CACHE_MAX_BYTES='" + text + "' is not a size; using 1 GiB");
-  return DiskCache::kDefaultMaxBytes;
+// Absolute from the start: a later change of the current folder must not move the cache.
+fs::path absolute_dir(fs::path dir) {
+  std::error_code error;
+  fs::path out = dir.empty() ? dir : fs::absolute(dir, error).lexically_normal();
+  return error ? dir : out;
 }
 
 // Why read_trusted found nothing.
@@ -184,7 +173,7 @@ std::vector<FileInfo> list(const fs::path& root, const char* suffix) {
 }  // namespace
 
 DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool create)
-    : dir_(std::move(dir)),
+    : dir_(absolute_dir(std::move(dir))),
       root_(dir_ / ("v" + std::to_string(kFormatVersion))),
       max_bytes_(max_bytes == 0 ? kDefaultMaxBytes : max_bytes) {
   std::string why;
@@ -205,15 +194,29 @@ bool DiskCache::prepare_folders(std::string& why) const {
 }
 
 fs::path DiskCache::default_dir() {
-  if (auto dir = core::env_string("KREG_CACHE_DIR")) return *dir;
-  if (auto xdg = core::env_string("XDG_CACHE_HOME")) return fs::path(*xdg) / "kreg";
-  if (auto home = core::env_string("HOME")) return fs::path(*home) / ".cache" / "kreg";
+  // A relative folder would move with the process's current folder (XDG's rule, too: such
+  // a value is invalid and ignored).
+  for (const char* variable : {"KREG_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+    const auto value = core::env_string(variable);
+    if (!value) continue;
+    if (fs::path(*value).is_relative()) {
+      warn(std::string(variable) + "='" + *value + "' is not an absolute path; ignored");
+      continue;
+    }
+    if (variable == std::string_view("KREG_CACHE_DIR")) return *value;
+    if (variable == std::string_view("XDG_CACHE_HOME")) return fs::path(*value) / "kreg";
+    return fs::path(*value) / ".cache" / "kreg";
+  }
   return {};
 }
 
 std::uint64_t DiskCache::default_max_bytes() {
   auto text = core::env_string("KREG_CACHE_MAX_BYTES");
-  return text ? parse_bytes(*text) : kDefaultMaxBytes;
+  if (!text) return kDefaultMaxBytes;
+  if (auto bytes = core::parse_size(*text)) return *bytes;
+  warn("KREG_CACHE_MAX_BYTES='" + *text +
+       "' is not a size (digits, then nothing, K, M or G, e.g. 512M); using 1 GiB");
+  return kDefaultMaxBytes;
 }
 
 fs::path DiskCache::entry_path(std::string_view digest) const {

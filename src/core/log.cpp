@@ -17,6 +17,10 @@ LogLevel parse_level() {
   if (*value == "warn" || *value == "warning") return LogLevel::Warn;
   if (*value == "error") return LogLevel::Error;
   if (*value == "off" || *value == "none") return LogLevel::Off;
+  // Once per process, as the level is read once; not through log_write, which needs the level.
+  const std::string line = "kreg [warn] KREG_LOG='" + *value +
+                           "' is not a level (debug, info, warn, error or off); using warn\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
   return LogLevel::Warn;
 }
 

@@ -106,6 +106,7 @@ void warm_compiler(std::string arch) {
 }  // namespace
 
 RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options)) {
+  core::log_level();  // KREG_LOG is read once; a bad value is reported now, not at a first log
   options_.arch = resolve_arch(options_);
   nvtx_ = core::env_flag("KREG_NVTX", false);
   if (options_.disk_cache && core::env_flag("KREG_DISK_CACHE", true)) {

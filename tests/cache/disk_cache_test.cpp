@@ -4,6 +4,8 @@
 #include "cache/entry.hpp"
 #include "test_support.hpp"
 
+#include <kreg/cache.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,13 +191,38 @@ TEST_F(DiskCacheTest, InspectingNeverCreatesTheFolder) {
 }
 
 TEST_F(DiskCacheTest, BadSizeSettingsFallBackToTheDefault) {
-  for (const char* bad : {"-1", "lots", "99999999999999999999G", "12X", "0"}) {
+  for (const char* bad : {"-1", " -1", "+5", "lots", "99999999999999999999G", "12X", "0", "512 M",
+                          " 512M", "1.5G", "5T", "17179869184G"}) {
     ::setenv("KREG_CACHE_MAX_BYTES", bad, 1);
     EXPECT_EQ(DiskCache::default_max_bytes(), DiskCache::kDefaultMaxBytes) << bad;
   }
   ::setenv("KREG_CACHE_MAX_BYTES", "512M", 1);
   EXPECT_EQ(DiskCache::default_max_bytes(), 512u << 20);
   ::unsetenv("KREG_CACHE_MAX_BYTES");
+}
+
+TEST_F(DiskCacheTest, SizesParseStrictly) {
+  EXPECT_EQ(parse_size("1"), 1u);
+  EXPECT_EQ(parse_size("4K"), 4096u);
+  EXPECT_EQ(parse_size("2GiB"), std::uint64_t{2} << 30);
+  EXPECT_EQ(parse_size("18446744073709551615"), UINT64_MAX);
+  for (const char* bad : {"", "-1", " 1", "1 ", "0", "1k", "1KB", "0x10", "18446744073709551616"}) {
+    EXPECT_FALSE(parse_size(bad).has_value()) << bad;
+  }
+}
+
+TEST_F(DiskCacheTest, RelativeFoldersAreNeverTaken) {
+  // From the environment a relative folder is ignored, with a warning; given in code, it is
+  // made absolute at once, so a later chdir does not move the cache.
+  ::setenv("KREG_CACHE_DIR", "relative/cache", 1);
+  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(DiskCache::default_dir(), fs::path("/xdg/kreg"));
+  ::setenv("XDG_CACHE_HOME", "also/relative", 1);
+  EXPECT_TRUE(DiskCache::default_dir().is_absolute() || DiskCache::default_dir().empty());
+  ::unsetenv("KREG_CACHE_DIR");
+  ::unsetenv("XDG_CACHE_HOME");
+  DiskCache cache(fs::path("relative") / "cache", 0, false);
+  EXPECT_EQ(cache.dir(), fs::current_path() / "relative" / "cache");
 }
 
 TEST_F(DiskCacheTest, ForeignOwnedEntriesAreRefused) {

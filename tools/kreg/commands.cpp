@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <optional>
 
 namespace kreg::cli {
 namespace {
@@ -79,6 +80,11 @@ int prewarm(const PrewarmOptions& options) {
     std::cerr << "kreg prewarm: no GPU; give a target with --arch\n";
     return 2;
   }
+  if (!options.all && options.names.empty() && options.manifest.empty()) {
+    std::cerr << "kreg prewarm: nothing to prewarm: name kernels (name or name|200:b1), or give "
+                 "--all or --manifest\n";
+    return 2;
+  }
   std::vector<KernelRequest> requests;
   if (options.all) requests = reg.prewarm_all_requests();
   for (const std::string& name : options.names) {
@@ -93,11 +99,27 @@ int prewarm(const PrewarmOptions& options) {
   const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
   reg.flush_disk_cache();  // the report counts the entries on disk
   clear_progress(options.common.json);
-  return report_kernels(reg, requests, ready, options.common.json);
+  nlohmann::json out;
+  const int status = report_kernels(reg, requests, ready, options.common.json, out);
+  if (options.common.json) std::cout << out.dump(2) << "\n";
+  return status;
 }
 
 int cache(const CacheOptions& options) {
   const auto& dir = options.common.cache_dir;
+  std::uint64_t target_bytes = 0;  // the bound
+  if (!options.target_bytes.empty()) {
+    const std::optional<std::uint64_t> parsed = parse_size(options.target_bytes);
+    if (!parsed || options.action != "trim") {
+      std::cerr << "kreg cache: --target-bytes "
+                << (parsed ? "applies to trim only"
+                           : "'" + options.target_bytes +
+                                 "' is not a size (digits, then nothing, K, M or G, e.g. 512M)")
+                << "\n";
+      return 2;
+    }
+    target_bytes = *parsed;
+  }
   const CacheUsage before = cache_usage(dir);
   nlohmann::json json;
   if (!before.usable) {
@@ -108,7 +130,7 @@ int cache(const CacheOptions& options) {
   } else if (options.action == "clear") {
     json["removed"] = cache_clear(dir);
   } else if (options.action == "trim") {
-    json["removed"] = cache_trim(dir, options.target_bytes);
+    json["removed"] = cache_trim(dir, target_bytes);
     json["after"] = usage_json(cache_usage(dir));
   } else if (options.action == "verify") {
     const CacheVerify v = cache_verify(dir, options.remove_bad);
@@ -149,6 +171,18 @@ int build_cache(const BuildCacheOptions& options) {
   const std::size_t from_manifest = reg.prewarm(listed);
   reg.flush_disk_cache();  // the report counts the entries on disk
   clear_progress(options.common.json);
+  // Each kernel that was not built, with why: the compile's error, or an unknown name.
+  std::vector<std::pair<std::string, std::string>> failures;
+  for (const std::vector<KernelRequest>* list : {&requests, &listed}) {
+    for (const KernelRequest& r : *list) {
+      if (reg.is_cached(r.name, r.constants)) continue;
+      try {
+        reg.compile(r.name, r.constants);
+      } catch (const Error& e) {
+        failures.emplace_back(kernel_label(r.name, r.constants), e.what());
+      }
+    }
+  }
   const Stats stats = reg.stats();
   const CacheUsage usage = cache_usage(options.out);
   nlohmann::json json{{"arch", reg.arch()},
@@ -159,9 +193,15 @@ int build_cache(const BuildCacheOptions& options) {
                       {"compiles", stats.compiles},
                       {"disk_hits", stats.disk_hits},
                       {"cache", usage_json(usage)}};
+  json["failures"] = nlohmann::json::array();
+  for (const auto& [label, reason] : failures) {
+    json["failures"].push_back({{"kernel", label}, {"error", reason}});
+  }
   if (options.common.json) {
     std::cout << json.dump(2) << "\n";
   } else {
+    print_failures(failures);
+    if (!failures.empty()) std::cout << "\n";
     std::cout << "built " << ready << "/" << requests.size() << " built-in kernels";
     if (!options.manifest.empty()) std::cout << " and " << from_manifest << " from the manifest";
     std::cout << " for " << reg.arch() << " into " << usage.dir.string() << " (" << stats.compiles

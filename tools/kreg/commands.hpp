@@ -3,10 +3,13 @@
 
 #include <kreg/kreg.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kreg::cli {
@@ -32,8 +35,8 @@ struct PrewarmOptions {
 
 struct CacheOptions {
   CommonOptions common;
-  std::string action;  // stats, clear, trim, verify
-  std::uint64_t target_bytes = 0;
+  std::string action;        // stats, clear, trim, verify
+  std::string target_bytes;  // trim: a size as KREG_CACHE_MAX_BYTES takes it; "" the bound
   bool remove_bad = false;
 };
 
@@ -55,10 +58,15 @@ int list(bool json);
 ProgressCallback progress_printer(bool json);
 void clear_progress(bool json);
 
-// The table (or JSON) of kernel, origin, milliseconds, size and registers for `requests`,
-// after a prewarm that made `ready` of them ready. Returns 0 if all are.
+// The report of kernel, origin, milliseconds, size and registers for `requests`, after a
+// prewarm that made `ready` of them ready, with the reason of each failure. In text mode it
+// is printed (a table, then the failures); in JSON mode it goes to `out` for the caller to
+// print as part of one document. Returns 0 if all are ready.
 int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, std::size_t ready,
-                   bool json);
+                   bool json, nlohmann::json& out);
+
+// Prints "failures:" and each "label: reason", continuation lines indented.
+void print_failures(const std::vector<std::pair<std::string, std::string>>& failures);
 
 struct GpuCheck {
   std::string label;

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"stats", "clear", "trim", "verify"}));
   cache->add_option("--target-bytes", cache_options.target_bytes,
-                    "trim: size to trim to (default: the bound)");
+                    "trim: size to trim to, e.g. 512M (default: the bound)");
   cache->add_flag("--remove-bad", cache_options.remove_bad, "verify: delete bad entries");
 
   kreg::cli::BuildCacheOptions build_options;
@@ -66,6 +66,21 @@ int main(int argc, char** argv) {
   build->add_option("--manifest", build_options.manifest, "Also build what this manifest lists");
   build->add_option("-j,--jobs", build_options.jobs, "Threads (default: one per core)");
 
+  // CLI11 would call an unknown word a missing subcommand.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    std::string known;
+    bool found = false;
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found = found || command->get_name() == word;
+      known += (known.empty() ? "" : ", ") + command->get_name();
+    }
+    if (!found) {
+      std::cerr << "kreg: unknown command '" << word << "' (commands: " << known
+                << "; see kreg --help)\n";
+      return 2;
+    }
+  }
   CLI11_PARSE(app, argc, argv);
   try {
     if (*selfcheck) return kreg::cli::selfcheck(check);

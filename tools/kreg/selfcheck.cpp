@@ -24,11 +24,24 @@ void clear_progress(bool json) {
   if (!json && isatty(STDERR_FILENO) != 0) std::cerr << "\r" << std::string(100, ' ') << "\r";
 }
 
+void print_failures(const std::vector<std::pair<std::string, std::string>>& failures) {
+  if (failures.empty()) return;
+  std::cout << "\nfailures:\n";
+  for (const auto& [label, reason] : failures) {
+    std::string text = reason;
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 5)) {
+      text.replace(at, 1, "\n    ");
+    }
+    std::cout << "  " << label << ": " << text << "\n";
+  }
+}
+
 int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, std::size_t ready,
-                   bool json) {
-  nlohmann::json out;
+                   bool json, nlohmann::json& out) {
   Table table({"kernel", "origin", "ms", "bytes", "registers"});
+  std::vector<std::pair<std::string, std::string>> failures;
   bool ok = ready == requests.size();
+  out["kernels"] = nlohmann::json::array();
   for (const KernelRequest& request : requests) {
     const std::string label = kernel_label(request.name, request.constants);
     nlohmann::json row{{"kernel", label}};
@@ -52,6 +65,7 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
       ok = false;
       table.add({label, "FAILED", "-", "-", "-"});
       row["error"] = e.what();
+      failures.emplace_back(label, e.what());
     }
     out["kernels"].push_back(row);
   }
@@ -59,14 +73,14 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
   out["ready"] = ready;
   out["total"] = requests.size();
   out["compiles"] = stats.compiles;
+  out["worker_compiles"] = stats.worker_compiles;
   out["disk_hits"] = stats.disk_hits;
   out["compile_ms"] = stats.compile_ms;
   out["disk_ms"] = stats.disk_ms;
   out["precompiled_hits"] = stats.precompiled_hits;
-  if (json) {
-    std::cout << out.dump(2) << "\n";
-  } else {
+  if (!json) {
     table.print(std::cout);
+    print_failures(failures);
     std::cout << "\n"
               << ready << " of " << requests.size() << " kernels ready: " << stats.compiles
               << " compiled (" << fixed(stats.compile_ms, 1) << " ms), " << stats.disk_hits
@@ -91,7 +105,8 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
     if (!note.empty()) std::cout << note << "\n";
     std::cout << "\n";
   }
-  int status = report_kernels(reg, requests, ready, json);
+  nlohmann::json out;
+  int status = report_kernels(reg, requests, ready, json, out);
 
   std::string why;
   bool gpu = true;
@@ -117,7 +132,9 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
     }
   }
   if (json) {
-    nlohmann::json out{{"arch", reg.arch()}, {"ok", status == 0}, {"gpu_checks", checks}};
+    out["arch"] = reg.arch();
+    out["ok"] = status == 0;
+    out["gpu_checks"] = checks;
     if (!gpu) out["gpu_skipped"] = why;
     if (!note.empty()) out["note"] = note;
     std::cout << out.dump(2) << "\n";

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What the CLI says about bad input: one JSON document per command, a reason for every
+# failure, and no setting ignored without a word. Usage: messages_test.sh PATH/TO/kreg
+set -uo pipefail
+kreg="$1"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export KREG_CACHE_DIR="$dir/cache"
+fail() { echo "FAIL: $*"; exit 1; }
+# expect CODE PATTERN COMMAND...: the exit code, and a pattern in stdout and stderr together.
+expect() {
+  local code="$1" pattern="$2"
+  shift 2
+  local out status
+  out=$(timeout 60 "$@" 2>&1)
+  status=$?
+  [[ $status -eq $code ]] || fail "'$*' exited $status, not $code: $out"
+  grep -qF -- "$pattern" <<<"$out" || fail "'$*' did not say '$pattern': $out"
+}
+
+# One JSON document, whatever the command.
+timeout 120 "$kreg" selfcheck --json > "$dir/selfcheck.json" || fail "selfcheck --json failed"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'kernels' in d and 'ok' in d" \
+  "$dir/selfcheck.json" || fail "selfcheck --json is not one JSON document"
+
+# Every failure says why, in text and in JSON.
+expect 1 "nosuch: kreg: no registered source declares kernel 'nosuch'" \
+  "$kreg" prewarm --arch sm_90 nosuch "powi_f32|300:i2"
+expect 1 "is int but was given as bool" "$kreg" prewarm --arch sm_90 "powi_f32|300:b1"
+"$kreg" prewarm --arch sm_90 --json nosuch > "$dir/prewarm.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'no registered source' in d['kernels'][0]['error']" \
+  "$dir/prewarm.json" || fail "prewarm --json gives no reason"
+cat > "$dir/unknown.json" <<'JSON'
+{"format": "kreg-manifest", "version": 1, "kernels": [{"name": "not_a_kernel"}]}
+JSON
+expect 1 "not_a_kernel: kreg: no registered source declares kernel 'not_a_kernel'" \
+  "$kreg" build-cache --arch sm_90 --out "$dir/built" --manifest "$dir/unknown.json"
+
+# Manifests: only regular files, of bounded size; a FIFO must not hang.
+mkfifo "$dir/fifo.json"
+expect 1 "is a FIFO, not a regular file" "$kreg" prewarm --arch sm_90 --manifest "$dir/fifo.json"
+expect 1 "is a device, not a regular file" "$kreg" prewarm --arch sm_90 --manifest /dev/zero
+expect 1 "is a folder, not a regular file" "$kreg" prewarm --arch sm_90 --manifest "$dir"
+
+# Commands and arguments.
+expect 2 "unknown command 'bogus'" "$kreg" bogus
+expect 2 "nothing to prewarm" "$kreg" prewarm --arch sm_90
+expect 2 "'-1' is not a size" "$kreg" cache trim --target-bytes -1
+expect 0 "removed" "$kreg" cache trim --target-bytes 512M
+
+# Settings that are not what they look like are named, never silently taken.
+expect 0 "KREG_CACHE_MAX_BYTES=' -1' is not a size" env KREG_CACHE_MAX_BYTES=" -1" "$kreg" doctor
+[[ $(KREG_CACHE_MAX_BYTES=lots "$kreg" doctor 2>&1 | grep -c "is not a size") -eq 1 ]] ||
+  fail "a bad KREG_CACHE_MAX_BYTES is not reported exactly once"
+expect 0 "KREG_LOG='verbose' is not a level" env KREG_LOG=verbose "$kreg" list
+expect 0 "KREG_CACHE_DIR='relative/cache' is not an absolute path; ignored" \
+  env KREG_CACHE_DIR=relative/cache "$kreg" doctor
+[[ ! -e relative ]] || fail "a relative KREG_CACHE_DIR made a folder here"
+# (16 binaries to build: enough for prewarm to look for workers)
+powers=()
+for n in $(seq 1 16); do powers+=("powi_f32|300:i$n"); done
+expect 0 "KREG_COMPILE_WORKER='$dir/none' is not an executable" \
+  env KREG_COMPILE_WORKER="$dir/none" KREG_PRECOMPILED=0 "$kreg" prewarm --arch sm_90 "${powers[@]}"
+
+# verify counts a huge sparse entry as bad instead of dying, and removes it.
+KREG_PRECOMPILED=0 "$kreg" prewarm --arch sm_90 --cache-dir "$dir/v" "axpy_f32" > /dev/null ||
+  fail "prewarm into $dir/v failed"
+entry=$(find "$dir/v" -name '*.kbin' | head -n 1)
+[[ -n "$entry" ]] || fail "no entry was written"
+truncate -s 1T "$entry"
+expect 1 '"bad": 1' "$kreg" cache verify --cache-dir "$dir/v" --json
+expect 0 '"removed": 1' "$kreg" cache verify --cache-dir "$dir/v" --remove-bad --json
+[[ ! -e "$entry" ]] || fail "verify --remove-bad left the sparse entry"
+echo "every message named its cause"
