@@ -51,7 +51,7 @@ std::string uncovered_read(const compiler::Request& request, const compiler::Res
   const std::string toolkit = compiler::toolkit_include_dir();
   for (const std::string& file : result.files_read) {
     if (in_memory(request, file) || nvrtc_builtin(file) || under(file, toolkit)) continue;
-    return "it read '" + file + "', which is not a toolkit header";
+    return "it read '" + file + "', whose text the cache key does not hold";
   }
   return {};
 }

@@ -319,8 +319,7 @@ std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled
     if (const std::string why = registry::uncovered_read(request, result); why.empty()) {
       disk_writer_->submit(disk_key, compiler::encode(result));
     } else {
-      core::log_write(core::LogLevel::Info, "not storing '" + key + "' on disk: " + why +
-                                                ", and the cache key holds no such file");
+      core::log_write(core::LogLevel::Info, "not storing '" + key + "' on disk: " + why);
     }
   }
   const double ms = result.milliseconds;
@@ -331,7 +330,7 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const
                                                         const std::string& arch, Origin origin,
                                                         compiler::Result result, double ms) {
   // Only entries the image defines: one the text declares inside `#if 0`, say, has no
-  // symbol, and asking for it fails (see require_entry).
+  // symbol, and asking for it fails (see binary_for).
   const std::vector<std::string> defined = compiler::defined_functions(result.image);
   std::vector<Binary::Symbol> symbols;
   std::size_t lowered = 0;

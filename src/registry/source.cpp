@@ -312,7 +312,17 @@ bool probes_outside(std::string_view code) {
       while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
     };
     skip_space();
-    if (i >= code.size() || code[i] != '(') return true;
+    if (i >= code.size() || code[i] != '(') {
+      // `defined(__has_include)` and `#ifdef __has_include` ask about the operator, not a
+      // file; anything else (a macro standing for it, say) could hide a probe.
+      const std::size_t newline = code.rfind('\n', at);
+      const std::size_t line = newline == std::string_view::npos ? 0 : newline + 1;
+      const std::string_view before = trim(code.substr(line, at - line));
+      const bool about_operator = (i < code.size() && code[i] == ')') ||
+                                  before.ends_with("ifdef") || before.ends_with("ifndef");
+      if (about_operator) continue;
+      return true;
+    }
     ++i;
     skip_space();
     if (i >= code.size() || (code[i] != '<' && code[i] != '"')) return true;  // a macro

@@ -106,12 +106,15 @@ TEST(Source, AsksWhetherFilesExistOutsideTheIncludePath) {
        {"#if __has_include(\"/etc/hosts\")\n#endif", "#if __has_include(</etc/hosts>)\n#endif",
         "#if __has_include(<../../x.h>)\n#endif", "#if __has_include(<a/../../x.h>)\n#endif",
         "#if __has_include(HEADER)\n#endif", "#if __has_include_next(\"/x.h\")\n#endif",
-        "#if __has_inc\\\nlude(\"/x.h\")\n#endif", "#if __has_include (\n#endif"}) {
+        "#if __has_inc\\\nlude(\"/x.h\")\n#endif", "#if __has_include (\n#endif",
+        "#define PROBE __has_include\n#if PROBE(\"/x.h\")\n#endif"}) {
     EXPECT_TRUE(parse_source("p", probe + k, {}).probes_files) << probe;
   }
-  for (const std::string probe : {"#if __has_include(<cuda_fp8.h>)\n#endif",
-                                  "#if __has_include( \"cuda/std/cstdint\" )\n#endif",
-                                  "// __has_include(\"/etc/hosts\")", "int my__has_include = 0;"}) {
+  for (const std::string probe :
+       {"#if __has_include(<cuda_fp8.h>)\n#endif",
+        "#if __has_include( \"cuda/std/cstdint\" )\n#endif", "// __has_include(\"/etc/hosts\")",
+        "int my__has_include = 0;", "#if defined(__has_include)\n#endif",
+        "#ifdef __has_include\n#endif", "#  ifndef __has_include_next\n#endif"}) {
     EXPECT_FALSE(parse_source("p", probe + k, {}).probes_files) << probe;
   }
 }
