@@ -61,7 +61,7 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
 }
 
 // Absolute from the start: a later change of the current folder must not move the cache.
-fs::path absolute_dir(fs::path dir) {
+fs::path absolute_dir(const fs::path& dir) {
   std::error_code error;
   fs::path out = dir.empty() ? dir : fs::absolute(dir, error).lexically_normal();
   return error ? dir : out;
@@ -172,8 +172,8 @@ std::vector<FileInfo> list(const fs::path& root, const char* suffix) {
 
 }  // namespace
 
-DiskCache::DiskCache(fs::path dir, std::uint64_t max_bytes, bool create)
-    : dir_(absolute_dir(std::move(dir))),
+DiskCache::DiskCache(const fs::path& dir, std::uint64_t max_bytes, bool create)
+    : dir_(absolute_dir(dir)),
       root_(dir_ / ("v" + std::to_string(kFormatVersion))),
       max_bytes_(max_bytes == 0 ? kDefaultMaxBytes : max_bytes) {
   std::string why;

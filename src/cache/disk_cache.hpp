@@ -28,7 +28,7 @@ class DiskCache {
 
   // `max_bytes` 0 means kDefaultMaxBytes. The folder is created (0700) if missing, unless
   // `create` is false (for tools that only inspect a cache).
-  DiskCache(std::filesystem::path dir, std::uint64_t max_bytes, bool create = true);
+  DiskCache(const std::filesystem::path& dir, std::uint64_t max_bytes, bool create = true);
 
   // KREG_CACHE_DIR, else $XDG_CACHE_HOME/kreg, else ~/.cache/kreg; empty if none is known.
   static std::filesystem::path default_dir();

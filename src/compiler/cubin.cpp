@@ -14,7 +14,7 @@ namespace {
 template <class T>
 std::optional<T> read_at(std::span<const char> image, std::uint64_t offset) {
   if (offset > image.size() || image.size() - offset < sizeof(T)) return std::nullopt;
-  T out;
+  T out{};
   std::memcpy(&out, image.data() + offset, sizeof(T));
   return out;
 }

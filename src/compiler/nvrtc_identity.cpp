@@ -69,7 +69,7 @@ std::optional<std::string> build_id_in(const unsigned char* at, std::size_t size
   return std::nullopt;
 }
 
-int visit(dl_phdr_info* info, std::size_t, void* data) {
+int visit(dl_phdr_info* info, std::size_t /*size*/, void* data) {
   Search& search = *static_cast<Search*>(data);
   bool holds = search.by_name && is_nvrtc_library(info->dlpi_name);
   for (ElfW(Half) i = 0; i < info->dlpi_phnum && !holds && !search.by_name; ++i) {
@@ -83,14 +83,17 @@ int visit(dl_phdr_info* info, std::size_t, void* data) {
   for (ElfW(Half) i = 0; i < info->dlpi_phnum && !search.build_id; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
     if (segment.p_type != PT_NOTE) continue;
-    search.build_id = build_id_in(
-        reinterpret_cast<const unsigned char*>(info->dlpi_addr + segment.p_vaddr), segment.p_memsz);
+    // The loader maps the segment at this address: the integer is what dl_phdr_info gives.
+    search.build_id =
+        build_id_in(reinterpret_cast<const unsigned char*>(  // NOLINT(performance-no-int-to-ptr)
+                        info->dlpi_addr + segment.p_vaddr),
+                    segment.p_memsz);
   }
   return 1;  // found: stop
 }
 
 std::string compute_identity() {
-  const std::string id = "nvrtc " + version();
+  std::string id = "nvrtc " + version();
   Search search;
   search.address = reinterpret_cast<std::uintptr_t>(&nvrtcVersion);
   ::dl_iterate_phdr(visit, &search);

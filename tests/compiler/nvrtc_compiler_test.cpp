@@ -46,7 +46,7 @@ TEST(NvrtcCompiler, AFailedCompileStillReportsWhatItRead) {
 
 TEST(NvrtcCompiler, ABadOptionLeavesTheReadsUnknown) {
   Request r = request("extern \"C\" __global__ void traced(int* p) { p[0] = 1; }\n");
-  r.options.push_back("-not-an-option");
+  r.options.emplace_back("-not-an-option");
   const Result result = compile(r);
   EXPECT_FALSE(result.ok);
   EXPECT_FALSE(result.files_known);
