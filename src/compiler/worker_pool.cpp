@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX leaves it undeclared
 
@@ -157,9 +158,7 @@ void WorkerPool::stop(Worker worker, bool kill) noexcept {
   ::waitpid(worker.pid, nullptr, 0);
 }
 
-void WorkerPool::give_up(const char* why) noexcept {
-  if (given_up_) return;
-  given_up_ = true;
+void WorkerPool::warn_giving_up(const char* why) const noexcept {
   try {
     core::log_write(core::LogLevel::Warn, "compile worker '" + executable_ + "' " + why +
                                               "; starting no more, compiling in-process");
@@ -188,14 +187,17 @@ std::optional<Result> WorkerPool::compile(const Request& request) {
       if (!spawned) {
         --live_;
         ++failures_;
-        if (health == Health::Unresponsive) {
-          give_up("did not say it was ready in time");
-        } else {
+        const bool unresponsive = health == Health::Unresponsive;
+        const bool giving_up = unresponsive && !std::exchange(given_up_, true);
+        // Every waiter must re-check: past the limit they all give up, not just one.
+        idle_ready_.notify_all();
+        lock.unlock();
+        if (giving_up) {
+          warn_giving_up("did not say it was ready in time");
+        } else if (!unresponsive) {
           core::log_write(core::LogLevel::Warn, "cannot start compile worker '" + executable_ +
                                                     "'; compiling in-process");
         }
-        // Every waiter must re-check: past the limit they all give up, not just one.
-        idle_ready_.notify_all();
         return std::nullopt;
       }
       worker = *spawned;
@@ -237,7 +239,11 @@ void WorkerPool::release(Worker worker, Health health) noexcept {
     --live_;
     ++failures_;
     if (health == Health::Unresponsive) {
-      give_up("did not answer a request in time, or announced a reply larger than any binary");
+      if (!std::exchange(given_up_, true)) {
+        warn_giving_up(
+            "did not answer a request in time, or announced a reply larger than any "
+            "compile result");
+      }
     } else {
       core::log_write(core::LogLevel::Warn, "a compile worker failed; compiling in-process");
     }

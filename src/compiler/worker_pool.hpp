@@ -59,7 +59,7 @@ class WorkerPool {
   // Retires a worker; `kill` at once for one that stopped answering (it would not exit on
   // its own).
   static void stop(Worker worker, bool kill = false) noexcept;
-  void give_up(const char* why) noexcept;  // with mutex_ held
+  void warn_giving_up(const char* why) const noexcept;
 
   std::string executable_;
   std::size_t size_;
