@@ -232,7 +232,8 @@ std::optional<std::string> DiskCache::load(std::string_view key) {
     if (!bytes) {
       if (why_not == Unread::Refused && !warned_refused_.exchange(true)) {
         warn("refusing " + path.string() +
-             ": not a file owned and writable only by this user, in a folder that is");
+             ": it or its folder is a link, not a plain file or folder, or could be changed by "
+             "another user");
       } else if (why_not == Unread::TooLarge && !warned_refused_.exchange(true)) {
         warn("refusing " + path.string() + ": larger than any entry can be");
       }
