@@ -10,9 +10,11 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace kreg::compiler {
 namespace {
@@ -94,9 +96,8 @@ void restore_program_name(std::string& log, const std::string& nvrtc_name,
   }
 }
 
-}  // namespace
-
-Result compile(const Request& request) {
+// One attempt; `traced` adds the options that list the files read. `status` is NVRTC's.
+Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
   const auto start = std::chrono::steady_clock::now();
   // NVRTC wants NUL-terminated strings; the views we are given need not be.
   std::vector<std::string> header_texts;
@@ -124,12 +125,15 @@ Result compile(const Request& request) {
     check(nvrtcAddNameExpression(*program, expression.c_str()), "nvrtcAddNameExpression");
   }
 
-  const IncludeTrace trace;
+  const std::optional<IncludeTrace> trace =
+      traced ? std::make_optional<IncludeTrace>() : std::nullopt;
   std::vector<std::string> options;
   options.reserve(request.options.size() + 5);
   options.push_back("-arch=" + request.arch);
   options.insert(options.end(), request.options.begin(), request.options.end());
-  for (std::string& option : trace.options()) options.push_back(std::move(option));
+  if (trace) {
+    for (std::string& option : trace->options()) options.push_back(std::move(option));
+  }
   std::vector<const char*> option_pointers;
   option_pointers.reserve(options.size());
   for (const std::string& option : options) option_pointers.push_back(option.c_str());
@@ -144,10 +148,10 @@ Result compile(const Request& request) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
   };
-  const nvrtcResult status = compile_program(*program, option_pointers);
+  status = compile_program(*program, option_pointers);
   result.log = program_log(*program);
   restore_program_name(result.log, nvrtc_name, name);
-  if (auto files = trace.files()) {
+  if (auto files = trace ? trace->files() : std::nullopt) {
     result.files_read = std::move(*files);
     result.files_known = true;
   }
@@ -176,6 +180,26 @@ Result compile(const Request& request) {
   result.ok = true;
   result.milliseconds = elapsed();
   return result;
+}
+
+}  // namespace
+
+Result compile(const Request& request) {
+  nvrtcResult status = NVRTC_SUCCESS;
+  Result result = compile_once(request, true, status);
+  if (status != NVRTC_ERROR_INVALID_OPTION) return result;
+  // The trace's options are NVRTC's front end's, not its documented ones: an NVRTC that
+  // refuses them still compiles, and only the disk cache goes without (files_known stays
+  // false). A caller's own bad option fails again, with its own log.
+  Result plain = compile_once(request, false, status);
+  // A fact about the NVRTC in use, so said once per process.
+  static std::atomic<bool> warned{false};
+  if (status == NVRTC_SUCCESS && !warned.exchange(true)) {
+    core::log_write(core::LogLevel::Warn,
+                    "NVRTC refused the options that list the files a compile reads; binaries it "
+                    "compiles are kept in memory, not stored on disk");
+  }
+  return plain;
 }
 
 std::string version() {

@@ -193,6 +193,24 @@ TEST_F(Faults, NvrtcOutOfMemoryIsACompileErrorNamingTheKernelAndIsNotCached) {
   test::expect_clean_cache(dir_, 1);
 }
 
+TEST_F(Faults, AnNvrtcThatRefusesTheIncludeTraceStillCompilesButStoresNothing) {
+  // As an NVRTC without the front-end options that list the files read would answer.
+  auto reg = registry();
+  const std::size_t before = core::faults::fired(Point::NvrtcCompile);
+  {
+    Armed armed(Point::NvrtcCompile, NVRTC_ERROR_INVALID_OPTION);
+    const Binary& binary = reg->compile("fault_probe");
+    EXPECT_EQ(binary.origin(), Origin::Compiled);
+    EXPECT_EQ(core::faults::fired(Point::NvrtcCompile), before + 1);
+    reg->flush_disk_cache();
+    test::expect_clean_cache(dir_, 0);
+    EXPECT_EQ(image(binary), image(registry()->compile("fault_probe")));
+  }
+  reg->flush_disk_cache();
+  test::expect_clean_cache(dir_, 1);  // the second registry's compile, traced, was stored
+  EXPECT_EQ(reg->stats().failures, 0u);
+}
+
 TEST_F(Faults, NvrtcOutOfMemoryDuringPrewarmFailsThatKernelOnly) {
   auto reg = registry();
   {
