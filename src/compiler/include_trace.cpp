@@ -1,10 +1,11 @@
 #include "compiler/include_trace.hpp"
 
+#include "core/read_file.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 
@@ -47,16 +48,9 @@ std::vector<std::string> IncludeTrace::options() const {
 
 std::optional<std::vector<std::string>> IncludeTrace::files() const {
   if (fd_ < 0) return std::nullopt;
+  // NVRTC wrote through a descriptor of its own, so this one still reads from the start.
   std::string text;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::pread(fd_, buffer, sizeof(buffer), static_cast<off_t>(text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::nullopt;
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > kMaxTraceBytes) return std::nullopt;
-  }
+  if (!core::read_to_end(fd_, kMaxTraceBytes, text)) return std::nullopt;
   // One file a line, indented by one space per level of nesting.
   std::vector<std::string> files;
   std::size_t at = 0;

@@ -11,7 +11,9 @@
 #include <system_error>
 
 namespace kreg::core {
+namespace {
 
+// What a file of mode `mode` is, for messages.
 std::string file_kind(mode_t mode) {
   if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a folder";
@@ -21,6 +23,21 @@ std::string file_kind(mode_t mode) {
   if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
+
+// "64.0 MiB", "3.2 GiB", "512 bytes": a size for messages.
+std::string size_text(std::uint64_t bytes) {
+  char text[32];
+  if (bytes >= (std::uint64_t{1} << 30)) {
+    std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  } else if (bytes >= (std::uint64_t{1} << 20)) {
+    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof(text), "%llu bytes", static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+}  // namespace
 
 bool read_to_end(int fd, std::uint64_t max_bytes, std::string& out) {
   constexpr std::size_t kChunk = std::size_t{1} << 16;
@@ -38,18 +55,6 @@ bool read_to_end(int fd, std::uint64_t max_bytes, std::string& out) {
     if (n == 0) return true;
     if (out.size() > max_bytes) return false;
   }
-}
-
-std::string size_text(std::uint64_t bytes) {
-  char text[32];
-  if (bytes >= (std::uint64_t{1} << 30)) {
-    std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
-  } else if (bytes >= (std::uint64_t{1} << 20)) {
-    std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  } else {
-    std::snprintf(text, sizeof(text), "%llu bytes", static_cast<unsigned long long>(bytes));
-  }
-  return text;
 }
 
 std::optional<std::string> read_regular_file(const std::filesystem::path& path,

@@ -1,9 +1,7 @@
 #pragma once
-// Reading whole files that come from outside (manifests, cache entries) without letting the
-// file decide how long the read blocks or how much memory it takes: only regular files, opened
-// without blocking, and never more than a bound.
-
-#include <sys/types.h>
+// Reading whole files without letting the file decide how long the read blocks or how much
+// memory it takes (manifests, NVRTC's list of the files a compile read): only regular files,
+// opened without blocking, and never more than a bound.
 
 #include <cstdint>
 #include <filesystem>
@@ -11,9 +9,6 @@
 #include <string>
 
 namespace kreg::core {
-
-// What a file of mode `mode` is, for messages: "a folder", "a FIFO", "a device", ...
-std::string file_kind(mode_t mode);
 
 // Reads from `fd` to its end into `out`, growing `out` as bytes arrive (so a file cannot make
 // it allocate what it only claims to hold). False if a read fails or more than `max_bytes`
@@ -25,8 +20,5 @@ bool read_to_end(int fd, std::uint64_t max_bytes, std::string& out);
 // the 64 MiB allowed", "cannot be opened: ...").
 std::optional<std::string> read_regular_file(const std::filesystem::path& path,
                                              std::uint64_t max_bytes, std::string& why);
-
-// "64 MiB", "3.2 GiB", "512 bytes": a size for messages.
-std::string size_text(std::uint64_t bytes);
 
 }  // namespace kreg::core
