@@ -4,8 +4,6 @@
 #include "compiler/nvrtc_compiler.hpp"
 #include "test_support.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <vector>
