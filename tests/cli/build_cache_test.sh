@@ -10,7 +10,10 @@ grep -q '"compiles": [1-9]' "$dir/build.json" || { echo "build-cache compiled no
 KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" --json > "$dir/later.json"
 grep -q '"compiles": 0,' "$dir/later.json" || { echo "the later process compiled"; cat "$dir/later.json"; exit 1; }
 grep -q '"disk_hits": [1-9]' "$dir/later.json" || { echo "no disk hits"; cat "$dir/later.json"; exit 1; }
-"$kreg" cache verify --cache-dir "$dir/cache" --json | grep -q '"bad": 0'
+# Output is captured before it is searched: under pipefail, `grep -q` leaving early would
+# fail the writer with SIGPIPE.
+verify=$("$kreg" cache verify --cache-dir "$dir/cache" --json)
+grep -q '"bad": 0' <<< "$verify" || { echo "verify found bad entries: $verify"; exit 1; }
 # The same NVRTC copied to another folder (another path, another mtime) is the same compiler:
 # a process that loads the copy is served what the original built.
 nvrtc=$(ldd "$kreg" | awk '/libnvrtc\.so/ { print $3 }')
@@ -19,7 +22,8 @@ if [[ -n "$nvrtc" && -f "$nvrtc" ]]; then
   cp "$nvrtc" "$dir/lib/"
   cp "$(dirname "$nvrtc")"/libnvrtc-builtins.so.* "$dir/lib/" 2>/dev/null || true
   LD_LIBRARY_PATH="$dir/lib" KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" --json > "$dir/copy.json"
-  LD_LIBRARY_PATH="$dir/lib" ldd "$kreg" | grep -q "$dir/lib/libnvrtc" || { echo "the copy of NVRTC was not loaded"; exit 1; }
+  libs=$(LD_LIBRARY_PATH="$dir/lib" ldd "$kreg")
+  grep -q "$dir/lib/libnvrtc" <<< "$libs" || { echo "the copy of NVRTC was not loaded"; exit 1; }
   grep -q '"compiles": 0,' "$dir/copy.json" || { echo "a copy of the same NVRTC compiled again"; cat "$dir/copy.json"; exit 1; }
 fi
 # Without a usable disk cache, build-cache must fail rather than ship nothing.
