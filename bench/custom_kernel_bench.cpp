@@ -143,7 +143,7 @@ int new_kernels(int count) {
   const kreg::Array a = kreg::Array::from_data<float>({1, 2, 3, 4}, {4});
   a.eval();
   ByHand by_hand;
-  kreg::Registry& registry = kreg::custom_kernel_registry();
+  kreg::Registry& registry = kreg::device_registry();
   std::vector<double> kreg_ms;
   std::vector<double> compile_ms;
   std::vector<double> raw_ms;
@@ -183,7 +183,7 @@ int overhead() {
   kernel.apply({a}, specs, grid, group)[0].eval();  // compile and load
 
   // The raw launch: the very kernel kreg loaded, with the same arguments.
-  const kreg::Kernel& loaded = kreg::custom_kernel_registry().get(kernel.cache_key({a}, specs));
+  const kreg::Kernel& loaded = kreg::device_registry().get(kernel.cache_key({a}, specs));
   auto* function = reinterpret_cast<CUfunction>(loaded.native_handle());
   CUdeviceptr out = 0;
   require(cuMemAlloc(&out, n * sizeof(float)), "cuMemAlloc");

@@ -107,7 +107,7 @@ int main() {
       std::printf("custom kernel first call on GPU %d: %.3f ms\n", device,
                   custom_first_call(device, 7));
     }
-    const kreg::Stats custom = kreg::custom_kernel_registry(0).stats();
+    const kreg::Stats custom = kreg::device_registry(0).stats();
     std::printf("custom registry: %llu compiles, %llu disk hits, %llu loads\n",
                 static_cast<unsigned long long>(custom.compiles),
                 static_cast<unsigned long long>(custom.disk_hits),

@@ -81,7 +81,7 @@ struct OutputSpec {
 /// uses barriers or simd functions should use a grid that is a multiple of the threadgroup.
 ///
 /// The kernel compiles when an output is first evaluated, through the registry of the GPU's
-/// arch (`custom_kernel_registry`), so its binary is cached in memory and on disk like any
+/// arch (`device_registry`), so its binary is cached in memory and on disk like any
 /// other, and compiled once for all GPUs of one arch. Copies share state; the object may be
 /// destroyed before its outputs are evaluated. `apply` may be called from many threads at once.
 class CustomKernel {
@@ -122,10 +122,7 @@ class CustomKernel {
   std::shared_ptr<detail::CustomKernelState> state_;
 };
 
-/// The registry that compiles and caches custom kernels for GPU `device`: one per arch,
-/// shared by every GPU of that arch, so that a kernel compiles once however many GPUs run
-/// it. Created on first use with default options (the arch set to the GPU's), and kept
-/// until the process exits. Its `stats()` count the custom kernels' compiles and cache hits.
-Registry& custom_kernel_registry(int device = 0);
+/// Deprecated: the same registry as `device_registry(device)`, under its former name.
+[[deprecated("use kreg::device_registry")]] Registry& custom_kernel_registry(int device = 0);
 
 }  // namespace kreg

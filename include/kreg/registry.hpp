@@ -144,6 +144,14 @@ class Registry {
   std::unique_ptr<detail::RegistryImpl> impl_;
 };
 
+/// The registry kreg itself builds through on GPU `device`: arrays, ops and custom kernels
+/// compile and cache their kernels in it. There is one per arch, shared by every GPU of that
+/// arch, so a kernel compiles once however many GPUs run it. Created on first use with
+/// default options (the arch set to the GPU's, the cache folder from the environment) and
+/// kept until the process exits. Its `stats()` count what those kernels cost. Throws
+/// `InvalidArgument` for a negative ordinal or one of 64 and above.
+Registry& device_registry(int device = 0);
+
 /// The requests a manifest lists (see `Registry::write_manifest`). Throws `InvalidArgument`
 /// for an unreadable or malformed manifest.
 std::vector<KernelRequest> read_manifest(const std::filesystem::path& path);

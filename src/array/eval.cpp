@@ -1,4 +1,3 @@
-#include <kreg/custom_kernel.hpp>
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
@@ -145,8 +144,7 @@ std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node,
     layout.shape[i] = node->shape[i];
     layout.strides[i] = node->strides[i];
   }
-  const Kernel& kernel =
-      custom_kernel_registry(device).get("strided_copy_" + std::to_string(itemsize));
+  const Kernel& kernel = device_registry(device).get("strided_copy_" + std::to_string(itemsize));
   const std::uint64_t src = element_address(*node);
   const std::uint64_t dst = copy->buffer->address();
   constexpr unsigned kThreads = 256;

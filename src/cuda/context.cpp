@@ -12,8 +12,6 @@
 namespace kreg::cuda {
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 struct Contexts {
   std::mutex mutex;  // taken only to retain a context the first time
   std::array<std::atomic<CUcontext>, kMaxDevices> retained{};

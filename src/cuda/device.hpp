@@ -6,6 +6,9 @@
 
 namespace kreg::cuda {
 
+// The GPU ordinals kreg keeps per-GPU state for (contexts, memory pools, registries).
+inline constexpr int kMaxDevices = 64;
+
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;

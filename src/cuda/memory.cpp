@@ -1,4 +1,5 @@
 #include "cuda/memory.hpp"
+#include "cuda/device.hpp"
 
 #include "core/log.hpp"
 #include "cuda/context.hpp"
@@ -16,8 +17,6 @@
 
 namespace kreg::cuda {
 namespace {
-
-constexpr int kMaxDevices = 64;
 
 // One pool per GPU, kept for the life of the process (buffers may be freed during static
 // destruction). Its own pool rather than the device's default one, so that its release

@@ -58,7 +58,7 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
   std::lock_guard lock(mutex_);
   ready = kernels_[device].load(std::memory_order_relaxed);
   if (ready != nullptr) return *ready;
-  Registry& registry = custom_kernel_registry(device);
+  Registry& registry = device_registry(device);
   SourceOptions options;
   options.entries.push_back(entry + "=" + expression);
   registry.register_source(entry, source, options);

@@ -127,9 +127,9 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   // the compiler warm when the program does other work before it. Without a driver there
   // is no eval to prepare for.
   const Device device = current_device();
-  if (device.type == Device::Type::Gpu && device.index < custom::kMaxDevices &&
+  if (device.type == Device::Type::Gpu && device.index < cuda::kMaxDevices &&
       cuda::driver_available()) {
-    custom_kernel_registry(device.index);
+    device_registry(device.index);
   }
 }
 
@@ -287,6 +287,10 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
     result.emplace_back(std::move(node));
   }
   return result;
+}
+
+Registry& custom_kernel_registry(int device) {
+  return device_registry(device);
 }
 
 }  // namespace kreg

@@ -5,6 +5,7 @@
 #include <kreg/custom_kernel.hpp>
 #include <kreg/kernel.hpp>
 
+#include "cuda/device.hpp"
 #include "custom/codegen.hpp"
 
 #include <array>
@@ -15,8 +16,6 @@
 #include <vector>
 
 namespace kreg::custom {
-
-constexpr int kMaxDevices = 64;
 
 // One generated source, and the kernel built from it on each GPU.
 struct Variant {
@@ -33,7 +32,7 @@ struct Variant {
   const Kernel& kernel(int device, const std::string& kernel_name);
 
  private:
-  std::array<std::atomic<const Kernel*>, kMaxDevices> kernels_{};
+  std::array<std::atomic<const Kernel*>, cuda::kMaxDevices> kernels_{};
   std::mutex mutex_;
 };
 

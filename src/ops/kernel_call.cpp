@@ -1,6 +1,5 @@
 #include "ops/kernel_call.hpp"
 
-#include <kreg/custom_kernel.hpp>
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
@@ -62,7 +61,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
     buffers.push_back(detail::allocate_output(count, dtype, stream_));
   }
   if (grid_.x > 0) {  // zero rows or elements: nothing to launch
-    const Kernel& kernel = custom_kernel_registry(device).get(entry_, constants_);
+    const Kernel& kernel = device_registry(device).get(entry_, constants_);
     detail::LaunchInputs launch_inputs(stream_);
     std::vector<const detail::ArrayNode*> nodes;
     nodes.reserve(inputs.size());

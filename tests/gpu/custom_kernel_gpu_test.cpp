@@ -206,7 +206,7 @@ TEST_F(CustomKernelGpu, SyntaxErrorSurfacesAtEvalAndEvalRetries) {
                       "uint i = thread_position_in_grid.x;\nout[i] = a[i] +;");
   auto out = kernel.apply({Array::from_data<float>({1, 2}, {2})}, {OutputSpec{{2}, Dtype::Float32}},
                           Dim3{2}, Dim3{2});
-  const std::uint64_t failures = custom_kernel_registry().stats().failures;
+  const std::uint64_t failures = device_registry().stats().failures;
   std::string m = expect_error(ErrorCode::CompileError, [&] { out[0].eval(); });
   EXPECT_TRUE(contains(m, "broken")) << m;
   EXPECT_TRUE(contains(m, "error")) << m;
@@ -216,7 +216,7 @@ TEST_F(CustomKernelGpu, SyntaxErrorSurfacesAtEvalAndEvalRetries) {
   m = expect_error(ErrorCode::CompileError, [&] { out[0].to_vector<float>(); });
   EXPECT_FALSE(out[0].is_evaluated());
   // Both evals compiled again: failures are never cached.
-  EXPECT_EQ(custom_kernel_registry().stats().failures, failures + 2);
+  EXPECT_EQ(device_registry().stats().failures, failures + 2);
 }
 
 TEST_F(CustomKernelGpu, KernelAndOptionsMayDieBeforeEval) {
@@ -247,7 +247,7 @@ TEST_F(CustomKernelGpu, OutputsOfOneApplyShareOneLaunchAndChainsEvaluate) {
                            Dim3{n}, Dim3{256}, poisoned());
   auto sum = add.apply({parts[0], parts[1]}, {OutputSpec{{n}, Dtype::Float32}}, Dim3{n}, Dim3{256},
                        poisoned());
-  const Stats before = custom_kernel_registry().stats();
+  const Stats before = device_registry().stats();
   EXPECT_FALSE(parts[0].is_evaluated());
   sum[0].eval();
   EXPECT_TRUE(parts[0].is_evaluated());
@@ -256,7 +256,7 @@ TEST_F(CustomKernelGpu, OutputsOfOneApplyShareOneLaunchAndChainsEvaluate) {
   for (int i = 0; i < n; ++i) want[i] = 2.0 * a[i];
   EXPECT_TRUE(close_to(sum[0].to_vector<float>(), want, 1e-6));
   // One compile per kernel (or a cache hit), whichever happened: never one per output.
-  const Stats after = custom_kernel_registry().stats();
+  const Stats after = device_registry().stats();
   EXPECT_LE(after.compiles + after.disk_hits - before.compiles - before.disk_hits, 2U);
   // Evaluating a sibling again does nothing.
   eval(parts);

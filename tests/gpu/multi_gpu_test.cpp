@@ -189,8 +189,8 @@ TEST(MultiGpu, OneRegistryTwoGpusOneCompilePerKey) {
   EXPECT_EQ(ready, 6U);
   const Stats warmed = reg.stats();
   EXPECT_EQ(warmed.compiles, 4U);  // elementwise, powi twice, axpy: one per (source, constants)
-  Registry& custom = custom_kernel_registry(0);
-  EXPECT_EQ(&custom, &custom_kernel_registry(1));  // one per arch, not per GPU
+  Registry& custom = device_registry(0);
+  EXPECT_EQ(&custom, &device_registry(1));  // one per arch, not per GPU
   const Stats custom_before = custom.stats();
   // Earlier tests in this process may have built it already.
   const std::string key = scale_kernel().cache_key(

@@ -1,8 +1,7 @@
-#include <kreg/custom_kernel.hpp>
+#include <kreg/error.hpp>
 #include <kreg/registry.hpp>
 
 #include "cuda/device.hpp"
-#include "custom/state.hpp"
 
 #include <array>
 #include <map>
@@ -12,17 +11,16 @@
 
 namespace kreg {
 
-Registry& custom_kernel_registry(int device) {
-  if (device < 0 || device >= custom::kMaxDevices) {
-    throw Error(ErrorCode::InvalidArgument,
-                "kreg: no custom-kernel registry for GPU " + std::to_string(device));
+Registry& device_registry(int device) {
+  if (device < 0 || device >= cuda::kMaxDevices) {
+    throw Error(ErrorCode::InvalidArgument, "kreg: no registry for GPU " + std::to_string(device));
   }
   // Alive until static destruction, which joins the registries' background NVRTC warm-up (a
   // thread still inside NVRTC while the process exits could crash it). Kernels handed out
   // stay valid until then; nothing uses them after.
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<Registry>, std::less<>> by_arch;
-  static std::array<Registry*, custom::kMaxDevices> by_device{};
+  static std::array<Registry*, cuda::kMaxDevices> by_device{};
   std::lock_guard lock(mutex);
   if (by_device[device] != nullptr) return *by_device[device];
   // One registry per arch: a binary built for one GPU is loaded as is on every other GPU of

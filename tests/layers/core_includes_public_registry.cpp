@@ -1,0 +1,2 @@
+// Must not build: <kreg/registry.hpp> belongs to the registry layer, above core.
+#include <kreg/registry.hpp>
