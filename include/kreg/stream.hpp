@@ -9,12 +9,10 @@
 
 namespace kreg {
 
-class Stream;
-namespace detail {
-struct StreamState;
-const std::shared_ptr<const StreamState>& stream_state(const Stream& stream) noexcept;
-Stream make_stream(std::shared_ptr<const StreamState> state) noexcept;
-}  // namespace detail
+namespace cuda {
+struct StreamState;   // kreg's record of a stream, shared by a Stream's copies
+struct StreamAccess;  // how kreg's launch path reaches it
+}  // namespace cuda
 
 /// A processor: the CPU, or a GPU by ordinal.
 struct Device {
@@ -52,12 +50,10 @@ class Stream {
   }
 
  private:
-  friend const std::shared_ptr<const detail::StreamState>& detail::stream_state(
-      const Stream& stream) noexcept;
-  friend Stream detail::make_stream(std::shared_ptr<const detail::StreamState> state) noexcept;
-  explicit Stream(std::shared_ptr<const detail::StreamState> state) noexcept
+  friend struct cuda::StreamAccess;
+  explicit Stream(std::shared_ptr<const cuda::StreamState> state) noexcept
       : state_(std::move(state)) {}
-  std::shared_ptr<const detail::StreamState> state_;
+  std::shared_ptr<const cuda::StreamState> state_;
 };
 
 /// Selects a stream (and its GPU) for custom kernels applied by this thread while the scope
@@ -70,9 +66,9 @@ class StreamScope {
   StreamScope& operator=(const StreamScope&) = delete;
 
  private:
-  std::shared_ptr<const detail::StreamState> previous_;
+  // The selection this scope replaced, restored when it ends.
+  std::shared_ptr<const cuda::StreamState> previous_;
   int previous_device_;
-  int previous_scoped_gpu_;
   bool previous_cpu_;
 };
 
@@ -91,9 +87,9 @@ class DeviceScope {
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
-  std::shared_ptr<const detail::StreamState> previous_;
+  // The selection this scope replaced, restored when it ends.
+  std::shared_ptr<const cuda::StreamState> previous_;
   int previous_device_;
-  int previous_scoped_gpu_;
   bool previous_cpu_;
 };
 

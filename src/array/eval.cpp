@@ -2,9 +2,9 @@
 
 #include "array/launch_support.hpp"
 #include "array/node.hpp"
-#include "array/stream_state.hpp"
 #include "cuda/context.hpp"
 #include "cuda/stream.hpp"
+#include "cuda/stream_state.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -27,8 +27,8 @@ void materialize(ArrayNode& node) {
   cuda::ContextScope context(device);
   void* stream = node.stream.native().native;
   const std::size_t bytes = static_cast<std::size_t>(node.size()) * size_of(node.dtype);
-  auto buffer =
-      cuda::Buffer::allocate(bytes, device, stream, stream_state(node.stream)->reusable());
+  auto buffer = cuda::Buffer::allocate(bytes, device, stream,
+                                       cuda::StreamAccess::state(node.stream)->reusable());
   // Returns once pageable memory is staged, so the host copy may be dropped afterwards.
   if (!node.host.empty()) {
     cuda::copy_to_device(buffer->address(), node.host.data(), node.host.size(), stream);
@@ -134,8 +134,8 @@ std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node,
   copy->stream = stream;
   const std::size_t itemsize = size_of(node->dtype);
   const auto count = static_cast<unsigned long long>(node->size());
-  copy->buffer =
-      cuda::Buffer::allocate(count * itemsize, device, native, stream_state(stream)->reusable());
+  copy->buffer = cuda::Buffer::allocate(count * itemsize, device, native,
+                                        cuda::StreamAccess::state(stream)->reusable());
   if (count == 0) return copy;
 
   CopyLayout layout;

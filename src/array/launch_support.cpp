@@ -1,7 +1,7 @@
 #include "array/launch_support.hpp"
 
-#include "array/stream_state.hpp"
 #include "cuda/stream.hpp"
+#include "cuda/stream_state.hpp"
 
 namespace kreg::detail {
 
@@ -50,7 +50,8 @@ std::uint64_t element_address(const ArrayNode& node) {
 std::shared_ptr<cuda::Buffer> allocate_output(std::int64_t count, Dtype dtype,
                                               const Stream& stream) {
   return cuda::Buffer::allocate(static_cast<std::size_t>(count) * size_of(dtype), stream.device(),
-                                stream.native().native, stream_state(stream)->reusable());
+                                stream.native().native,
+                                cuda::StreamAccess::state(stream)->reusable());
 }
 
 }  // namespace kreg::detail

@@ -1,11 +1,11 @@
 #include <kreg/kernel.hpp>
 
-#include "core/scoped_gpu.hpp"
 #include "cuda/context.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/launch_context.hpp"
 #include "cuda/launch_journal.hpp"
 #include "cuda/library.hpp"
+#include "cuda/selection.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -89,7 +89,7 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
   if (context.nvtx) nvtxRangePushA(label_.c_str());
   const NvtxRange range{context.nvtx};  // popped however the launch ends
   CUresult result = CUDA_SUCCESS;
-  if (const int scoped = core::scoped_gpu(); scoped >= 0) {
+  if (const int scoped = cuda::selection().scoped_gpu(); scoped >= 0) {
     // A DeviceScope or StreamScope chose the GPU: launch in its primary context.
     const cuda::ContextScope on(scoped);
     result = launch();
