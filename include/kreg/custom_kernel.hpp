@@ -57,8 +57,8 @@ struct OutputSpec {
   Dtype dtype = Dtype::Float32;
 };
 
-/// A custom kernel: the seed's `MetalKernel` on CUDA. kreg writes the kernel's signature
-/// from the input and output names; the body uses them, and Metal's thread attributes
+/// A custom kernel in the style of MLX's `metal_kernel`, on CUDA. kreg writes the kernel's
+/// signature from the input and output names; the body uses them, and Metal's thread attributes
 /// (`thread_position_in_grid`, `threads_per_threadgroup`, `thread_index_in_simdgroup`, ...)
 /// where it names them:
 ///

@@ -30,8 +30,6 @@ enum class Dtype {
 std::size_t size_of(Dtype dtype) noexcept;
 /// The printable name, e.g. "float32".
 const char* to_string(Dtype dtype) noexcept;
-/// The type kernels see, as written in generated CUDA C++, e.g. "float" or "kreg::half".
-const char* cuda_type_name(Dtype dtype) noexcept;
 
 namespace detail {
 template <class T>

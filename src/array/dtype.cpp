@@ -40,23 +40,4 @@ const char* to_string(Dtype dtype) noexcept {
   return "unknown";
 }
 
-const char* cuda_type_name(Dtype dtype) noexcept {
-  switch (dtype) {
-    case Dtype::Bool: return "bool";
-    case Dtype::Int8: return "int8_t";
-    case Dtype::Int16: return "int16_t";
-    case Dtype::Int32: return "int32_t";
-    case Dtype::Int64: return "int64_t";
-    case Dtype::UInt8: return "uint8_t";
-    case Dtype::UInt16: return "uint16_t";
-    case Dtype::UInt32: return "uint32_t";
-    case Dtype::UInt64: return "uint64_t";
-    case Dtype::Float16: return "kreg::half";
-    case Dtype::BFloat16: return "kreg::bfloat16";
-    case Dtype::Float32: return "float";
-    case Dtype::Float64: return "double";
-  }
-  return "void";
-}
-
 }  // namespace kreg

@@ -12,6 +12,9 @@
 
 namespace kreg::custom {
 
+// The type a kernel sees, as written in generated CUDA C++, e.g. "float" or "kreg::half".
+const char* cuda_type_name(Dtype dtype) noexcept;
+
 // How an input reaches the kernel.
 enum class InputKind : unsigned char {
   Pointer,  // const T* __restrict__

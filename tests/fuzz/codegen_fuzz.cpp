@@ -210,7 +210,7 @@ std::int64_t elements(const Arg& input) {
 std::vector<std::string> expected_parameters(const Definition& def) {
   std::vector<std::string> out;
   for (const Arg& in : def.inputs) {
-    const std::string type = kreg::cuda_type_name(in.dtype);
+    const std::string type = kreg::custom::cuda_type_name(in.dtype);
     switch (kind_of(in)) {
       case kreg::custom::InputKind::Scalar: out.push_back("const " + type + " " + in.name); break;
       case kreg::custom::InputKind::Small:
@@ -231,7 +231,7 @@ std::vector<std::string> expected_parameters(const Definition& def) {
     if (has_word(def.body, in.name + "_ndim")) out.push_back("const int " + in.name + "_ndim");
   }
   for (const Arg& o : def.outputs) {
-    const std::string type = kreg::cuda_type_name(o.dtype);
+    const std::string type = kreg::custom::cuda_type_name(o.dtype);
     out.push_back((def.options.atomic_outputs ? "kreg::atomic<" + type + ">" : type) +
                   "* __restrict__ " + o.name);
   }
@@ -260,7 +260,7 @@ std::string expected_expression(const Definition& def) {
   for (std::size_t i = 0; i < def.template_args.size(); ++i) {
     const TemplateArg& value = def.template_args[i].second;
     if (i > 0) out += ", ";
-    if (const auto* d = std::get_if<Dtype>(&value)) out += kreg::cuda_type_name(*d);
+    if (const auto* d = std::get_if<Dtype>(&value)) out += kreg::custom::cuda_type_name(*d);
     if (const auto* b = std::get_if<bool>(&value)) out += *b ? "true" : "false";
     if (const auto* n = std::get_if<int>(&value)) out += std::to_string(*n);
   }
