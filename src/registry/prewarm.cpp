@@ -1,67 +1,26 @@
 // Parallel prewarming. Requests are grouped by the binary they need, so each source and
 // constant set is compiled by one worker while the others compile different ones.
 
-#include "compiler/worker_pool.hpp"
-#include "core/env.hpp"
 #include "core/log.hpp"
 #include "registry/registry_impl.hpp"
 
 #include <kreg/error.hpp>
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
 namespace kreg::detail {
 
-namespace {
-
-// Below this many binaries to build, starting worker processes (each pays NVRTC's start-up,
-// about 200 ms on an H200 host) costs more than it saves.
-constexpr std::size_t kWorkerThreshold = 16;
-
-}  // namespace
-
-std::size_t RegistryImpl::compile_processes() const {
-  int wanted = options_.compile_processes;
-  if (auto value = core::env_string("KREG_COMPILE_PROCESSES")) {
-    if (!core::env_flag("KREG_COMPILE_PROCESSES", true)) return 0;
-    try {
-      wanted = std::stoi(*value);
-    } catch (const std::exception&) {
-      core::log_write(core::LogLevel::Warn,
-                      "KREG_COMPILE_PROCESSES='" + *value + "' is not a number; using the default");
-    }
-  }
-  if (wanted == 0) return 0;
-  unsigned threads = options_.prewarm_threads;
-  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-  return wanted < 0 ? threads : std::min<std::size_t>(static_cast<std::size_t>(wanted), threads);
-}
-
-bool RegistryImpl::use_workers(std::size_t binaries) {
-  std::lock_guard lock(pool_mutex_);
-  if (workers_) return true;
-  if (binaries < kWorkerThreshold) return false;
-  const std::size_t processes = compile_processes();
-  if (processes == 0) return false;
-  std::string executable = compiler::WorkerPool::find_executable();
-  if (executable.empty()) {
-    core::log_write(core::LogLevel::Debug,
-                    "no kreg-nvrtc-worker found; prewarm compiles in-process");
-    return false;
-  }
-  core::log_write(core::LogLevel::Debug, "prewarm compiles in up to " + std::to_string(processes) +
-                                             " worker processes of '" + executable + "'");
-  workers_ = std::make_unique<compiler::WorkerPool>(std::move(executable), processes);
-  return true;
+unsigned RegistryImpl::prewarm_threads() const {
+  return options_.prewarm_threads != 0 ? options_.prewarm_threads
+                                       : std::max(1U, std::thread::hardware_concurrency());
 }
 
 core::ThreadPool& RegistryImpl::pool() {
   std::lock_guard lock(pool_mutex_);
   if (!pool_) {
-    unsigned threads = options_.prewarm_threads;
-    if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-    pool_ = std::make_unique<core::ThreadPool>(threads);
+    pool_ = std::make_unique<core::ThreadPool>(prewarm_threads());
   }
   return *pool_;
 }
@@ -112,7 +71,7 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
   const bool load = can_load();
   std::size_t to_build = 0;
   for (const auto& item : groups) to_build += binaries_.find(item.first) ? 0 : 1;
-  const bool pooled = use_workers(to_build);
+  const bool pooled = workers_.use_for(to_build);
   std::vector<std::function<void()>> tasks;
   tasks.reserve(groups.size());
   for (auto& item : groups) {

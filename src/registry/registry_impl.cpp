@@ -1,77 +1,26 @@
 #include "registry/registry_impl.hpp"
 
-#include "cache/disk_cache.hpp"
-#include "cache/disk_writer.hpp"
-#include "cache/precompiled.hpp"
 #include "compiler/cubin.hpp"
-#include "compiler/nvrtc_compiler.hpp"
-#include "compiler/wire.hpp"
-#include "compiler/worker_pool.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
 #include "core/hash.hpp"
 #include "core/log.hpp"
+#include "core/stopwatch.hpp"
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
-#include "registry/key_coverage.hpp"
 #include "registry/manifest.hpp"
 #include "registry/request.hpp"
+#include "registry/target_arch.hpp"
 
 #include <kreg/error.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
-#include <optional>
 #include <set>
 
 namespace kreg::detail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::uint64_t nanoseconds_since(Clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
-
-// "sm_90", "sm_90a" or "sm_100f": the forms NVRTC accepts for CUBIN output.
-bool valid_arch(std::string_view arch) {
-  if (arch.size() < 4 || arch.substr(0, 3) != "sm_") return false;
-  std::string_view digits = arch.substr(3);
-  if (digits.back() == 'a' || digits.back() == 'f') digits.remove_suffix(1);
-  return !digits.empty() &&
-         std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-int arch_number(std::string_view arch) {
-  int value = 0;
-  for (char c : arch.substr(3)) {
-    if (c < '0' || c > '9') break;
-    value = value * 10 + (c - '0');
-  }
-  return value;
-}
-
-std::string resolve_arch(const RegistryOptions& options) {
-  std::string arch = options.arch;
-  if (arch.empty()) arch = core::env_string("KREG_ARCH").value_or("");
-  if (arch.empty()) return arch;
-  if (!valid_arch(arch)) {
-    throw Error(ErrorCode::InvalidArgument,
-                "kreg: '" + arch + "' is not a target arch (expected e.g. sm_90 or sm_90a)");
-  }
-  const std::vector<int> supported = compiler::supported_archs();
-  if (std::find(supported.begin(), supported.end(), arch_number(arch)) == supported.end()) {
-    std::string list;
-    for (int a : supported) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
-    throw Error(ErrorCode::InvalidArgument, "kreg: NVRTC " + compiler::version() +
-                                                " cannot target " + arch + " (it supports " + list +
-                                                ")");
-  }
-  return arch;
-}
 
 // A message of a lower layer, to be quoted in one that names the kernel.
 std::string without_prefix(std::string_view message) {
@@ -80,72 +29,11 @@ std::string without_prefix(std::string_view message) {
   return std::string(message);
 }
 
-// Compiles a trivial kernel so that NVRTC's one-time start-up is paid off the caller's path.
-void warm_compiler(std::string arch) {
-  try {
-    if (arch.empty()) {
-      const std::vector<int> supported = compiler::supported_archs();
-      if (supported.empty()) return;
-      arch = "sm_" + std::to_string(supported.front());
-    }
-    compiler::Request request;
-    request.program_name = "kreg_warm_up.cu";
-    request.source = "extern \"C\" __global__ void kreg_warm_up(int* p) { if (p) *p = 0; }\n";
-    request.arch = arch;
-    request.options = {"-minimal"};
-    const auto start = Clock::now();
-    compiler::compile(request);
-    core::log_write(
-        core::LogLevel::Debug,
-        "NVRTC warmed up in " + std::to_string(nanoseconds_since(start) / 1000000) + " ms");
-  } catch (...) {
-    // Warming is an optimization; any real problem resurfaces on the first compile.
-  }
-}
-
-}  // namespace
-
-RegistryImpl::RegistryImpl(RegistryOptions options) : options_(std::move(options)) {
+RegistryOptions checked(RegistryOptions options) {
   core::log_level();  // KREG_LOG is read once; a bad value is reported now, not at a first log
-  options_.arch = resolve_arch(options_);
-  nvtx_ = core::env_flag("KREG_NVTX", false);
-  if (options_.disk_cache && core::env_flag("KREG_DISK_CACHE", true)) {
-    auto disk = std::make_unique<cache::DiskCache>(
-        options_.cache_dir.empty() ? cache::DiskCache::default_dir() : options_.cache_dir,
-        options_.cache_max_bytes != 0 ? options_.cache_max_bytes
-                                      : cache::DiskCache::default_max_bytes());
-    if (disk->usable()) {
-      disk_ = std::move(disk);
-      disk_writer_ = std::make_unique<cache::DiskWriter>(*disk_);
-    }
-    // The toolkit's folder too: a source that fails with -minimal is compiled again with
-    // it on the include path, which its first request (the key) does not show.
-    disk_salt_ =
-        "kreg disk key 3; " + compiler::identity() + "; " + compiler::toolkit_include_dir() + "\n";
-  }
-  precompiled_ = options_.precompiled && core::env_flag("KREG_PRECOMPILED", true);
-  precompiled_constants_ = core::env_flag("KREG_PRECOMPILED_CONSTANTS", true);
-  for (const EmbeddedFile& file : embedded_sources()) {
-    register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
-  }
-  if (options_.warm_compiler) {
-    warm_thread_ = std::jthread([this, arch = options_.arch](const std::stop_token& stop) {
-      // NVRTC compiles one program at a time, so a compile asked for right after the
-      // registry was made would only wait behind the warm-up and pay for both: such a
-      // compile starts NVRTC itself. A program that compiles later finds it warm.
-      constexpr std::chrono::milliseconds kGrace{10};
-      {
-        std::unique_lock lock(warm_mutex_);
-        if (warm_wake_.wait_for(lock, stop, kGrace, [this] { return compile_requested_; })) return;
-      }
-      if (!stop.stop_requested()) warm_compiler(arch);
-    });
-  }
+  options.arch = registry::requested_arch(options);
+  return options;
 }
-
-RegistryImpl::~RegistryImpl() = default;
-
-namespace {
 
 // Registering a source again with the same text, entries and options changes nothing, so
 // it keeps what was built from it (a custom kernel re-registers its source per object).
@@ -163,6 +51,19 @@ bool same_content(const registry::Source& a, const registry::Source& b) {
 }
 
 }  // namespace
+
+RegistryImpl::RegistryImpl(RegistryOptions options)
+    : options_(checked(std::move(options))),
+      nvtx_(core::env_flag("KREG_NVTX", false)),
+      workers_(options_.compile_processes, prewarm_threads()),
+      chain_(options_, counters_, workers_, options_.warm_compiler ? &warm_up_ : nullptr) {
+  for (const EmbeddedFile& file : embedded_sources()) {
+    register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
+  }
+  if (options_.warm_compiler) warm_up_.start(options_.arch);
+}
+
+RegistryImpl::~RegistryImpl() = default;
 
 void RegistryImpl::register_source(std::string name, std::string text,
                                    const SourceOptions& options) {
@@ -232,103 +133,17 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
 }
 
 std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
-  const registry::Source& source = *r.source;
-  const std::string arch = target_arch(source);
-  const std::string key = source.name + r.label.substr(r.name.size()) + "@" + arch;
-  std::string storage;
-  const compiler::Request request =
-      registry::make_request(source, r.values, arch, options_.compile_options, storage);
-
-  // The whole request (source, every kreg header's text, options, constants header, arch,
-  // name expressions) is what shapes the binary: the precompiled set is keyed by it, and the
-  // disk cache by it and NVRTC's identity (see disk_salt_).
-  const std::string request_text = compiler::encode(request);
-  auto reuse = [&](std::optional<std::string> payload, Origin origin,
-                   Clock::time_point start) -> std::shared_ptr<const Binary> {
-    if (!payload) return nullptr;
-    auto cached = compiler::decode_result(*payload);
-    if (!cached || !cached->ok || cached->image.empty() ||
-        cached->lowered_names.size() != request.name_expressions.size()) {
-      return nullptr;
-    }
-    const std::uint64_t ns = nanoseconds_since(start);
-    auto& hits = origin == Origin::Disk ? disk_hits_ : precompiled_hits_;
-    auto& time = origin == Origin::Disk ? disk_ns_ : precompiled_ns_;
-    hits.fetch_add(1, std::memory_order_relaxed);
-    time.fetch_add(ns, std::memory_order_relaxed);
-    return make_binary(r, key, arch, origin, std::move(*cached), static_cast<double>(ns) / 1e6);
-  };
-  if (precompiled_ && (r.values.empty() || precompiled_constants_)) {
-    const auto start = Clock::now();
-    if (auto hit = reuse(cache::find_precompiled(request_text), Origin::Precompiled, start))
-      return hit;
-  }
-  // The key holds the text of kreg's headers but not of files NVRTC reads from disk (see
-  // key_coverage.hpp): a request that could read others is never looked up, and a compile
-  // that did read one is not stored.
-  const bool disk_ok = disk_ && registry::key_can_cover(source, request);
-  const std::string disk_key = disk_ok ? disk_salt_ + request_text : std::string();
-  if (disk_ok) {
-    const auto start = Clock::now();
-    if (auto hit = reuse(disk_->load(disk_key), Origin::Disk, start)) return hit;
-  }
-
-  compiler::WorkerPool* workers = nullptr;
-  if (pooled) {
-    std::lock_guard lock(pool_mutex_);
-    workers = workers_.get();
-  }
-  auto run = [&](const compiler::Request& attempt) {
-    std::optional<compiler::Result> remote;
-    if (workers != nullptr) remote = workers->compile(attempt);
-    if (remote) worker_compiles_.fetch_add(remote->ok ? 1 : 0, std::memory_order_relaxed);
-    return remote ? std::move(*remote) : compiler::compile(attempt);
-  };
-  if (options_.warm_compiler) {
-    {
-      const std::lock_guard lock(warm_mutex_);
-      compile_requested_ = true;
-    }
-    warm_wake_.notify_all();
-  }
-  compiler::Result result;
-  try {
-    result = registry::compile_with_fallback(request, run);
-  } catch (const Error& e) {
-    // NVRTC itself failed (out of memory, say): the cause alone would not say which kernel.
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    throw Error(e.code(), "kreg: compiling '" + r.label + "' (source '" + source.name + "', key '" +
-                              key + "') failed: " + without_prefix(e.what()));
-  } catch (...) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    throw;
-  }
-  if (!result.ok) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
-    throw Error(ErrorCode::CompileError, "kreg: compiling '" + r.label + "' (source '" +
-                                             source.name + "', key '" + key + "') failed:\n" +
-                                             result.log);
-  }
-  compiles_.fetch_add(1, std::memory_order_relaxed);
-  compile_ns_.fetch_add(static_cast<std::uint64_t>(result.milliseconds * 1e6),
-                        std::memory_order_relaxed);
-  core::log_write(core::LogLevel::Debug,
-                  "compiled '" + key + "' in " + std::to_string(result.milliseconds) + " ms");
-  if (disk_ok) {
-    // Written in the background: the caller has its binary without waiting for the disk.
-    if (const std::string why = registry::uncovered_read(request, result); why.empty()) {
-      disk_writer_->submit(disk_key, compiler::encode(result));
-    } else {
-      core::log_write(core::LogLevel::Info, "not storing '" + key + "' on disk: " + why);
-    }
-  }
-  const double ms = result.milliseconds;
-  return make_binary(r, key, arch, Origin::Compiled, std::move(result), ms);
+  std::string arch = target_arch(*r.source);
+  std::string key = r.source->name + r.label.substr(r.name.size()) + "@" + arch;
+  const registry::BuildRequest request(*r.source, r.values, r.label, std::move(key),
+                                       std::move(arch), options_.compile_options, pooled);
+  return make_binary(r, request, chain_.build(request));
 }
 
-std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const std::string& key,
-                                                        const std::string& arch, Origin origin,
-                                                        compiler::Result result, double ms) {
+std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r,
+                                                        const registry::BuildRequest& request,
+                                                        registry::Found found) {
+  compiler::Result& result = found.result;
   // Only entries the image defines: one the text declares inside `#if 0`, say, has no
   // symbol, and asking for it fails (see binary_for).
   const std::vector<std::string> defined = compiler::defined_functions(result.image);
@@ -340,9 +155,9 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r, const
       symbols.push_back({entry.name, std::move(symbol)});
     }
   }
-  auto binary =
-      std::make_shared<const Binary>(r.source->name, key, arch, origin, std::move(result.image),
-                                     std::move(symbols), std::move(result.log), ms);
+  auto binary = std::make_shared<const Binary>(r.source->name, request.key, request.arch,
+                                               found.origin, std::move(result.image),
+                                               std::move(symbols), std::move(result.log), found.ms);
   std::lock_guard lock(mutex_);
   all_binaries_.push_back(binary);
   return binary;
@@ -353,7 +168,7 @@ std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r
       binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r, pooled); });
   const Binary& binary = *slot->binary;
   if (binary.symbol(r.name).empty()) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
+    counters_.add(registry::Counter::Failures);
     throw Error(ErrorCode::CompileError,
                 "kreg: compiling '" + r.label + "' (source '" + r.source->name + "', key '" +
                     binary.key() + "') gave an image without kernel '" + r.name +
@@ -415,14 +230,14 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
     {
       std::lock_guard slot_lock(slot.load_mutex);
       if (!slot.library) {
-        const auto start = Clock::now();
+        const core::Stopwatch watch;
         try {
           slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
         } catch (const Error& e) {
           throw Error(e.code(), "kreg: kernel '" + entry.label + "': " + without_prefix(e.what()));
         }
-        loads_.fetch_add(1, std::memory_order_relaxed);
-        load_ns_.fetch_add(nanoseconds_since(start), std::memory_order_relaxed);
+        counters_.add(registry::Counter::Loads);
+        counters_.add(registry::Counter::LoadNs, watch.nanoseconds());
       }
       library = slot.library;
     }
@@ -434,7 +249,7 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
     entry.kernel.store(all_kernels_.back().get(), std::memory_order_release);
     return *all_kernels_.back();
   } catch (...) {
-    failures_.fetch_add(1, std::memory_order_relaxed);
+    counters_.add(registry::Counter::Failures);
     // Not ready, so not cached: is_cached and cached_count must not count it. The binary
     // stays cached; the next get builds a new entry and tries the load again.
     std::lock_guard lock(mutex_);
@@ -470,19 +285,7 @@ std::size_t RegistryImpl::source_count() const {
 }
 
 Stats RegistryImpl::stats() const {
-  Stats s;
-  s.memory_hits = memory_hits_.total();
-  s.compiles = compiles_.load(std::memory_order_relaxed);
-  s.disk_hits = disk_hits_.load(std::memory_order_relaxed);
-  s.precompiled_hits = precompiled_hits_.load(std::memory_order_relaxed);
-  s.precompiled_ms = static_cast<double>(precompiled_ns_.load(std::memory_order_relaxed)) / 1e6;
-  s.disk_ms = static_cast<double>(disk_ns_.load(std::memory_order_relaxed)) / 1e6;
-  s.worker_compiles = worker_compiles_.load(std::memory_order_relaxed);
-  s.failures = failures_.load(std::memory_order_relaxed);
-  s.loads = loads_.load(std::memory_order_relaxed);
-  s.compile_ms = static_cast<double>(compile_ns_.load(std::memory_order_relaxed)) / 1e6;
-  s.load_ms = static_cast<double>(load_ns_.load(std::memory_order_relaxed)) / 1e6;
-  return s;
+  return counters_.stats();
 }
 
 std::vector<std::string> RegistryImpl::source_names() const {
@@ -535,11 +338,11 @@ SourceInfo RegistryImpl::source_info(std::string_view name) const {
 }
 
 std::filesystem::path RegistryImpl::cache_dir() const {
-  return disk_ ? disk_->dir() : std::filesystem::path();
+  return chain_.cache_dir();
 }
 
 void RegistryImpl::flush_disk_cache() {
-  if (disk_writer_) disk_writer_->flush();
+  chain_.flush();
 }
 
 bool RegistryImpl::can_load() {

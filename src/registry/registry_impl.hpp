@@ -4,34 +4,27 @@
 
 #include <kreg/registry.hpp>
 
-#include "compiler/nvrtc_compiler.hpp"
 #include "core/published_table.hpp"
-#include "core/sharded_counter.hpp"
 #include "core/thread_pool.hpp"
 #include "registry/binary_cache.hpp"
+#include "registry/build_chain.hpp"
+#include "registry/compile_workers.hpp"
+#include "registry/compiler_warm_up.hpp"
+#include "registry/counters.hpp"
 #include "registry/source.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
 namespace kreg::cuda {
 class Device;
 }
-namespace kreg::compiler {
-class WorkerPool;
-}
-namespace kreg::cache {
-class DiskCache;
-class DiskWriter;
-}  // namespace kreg::cache
 
 namespace kreg::detail {
 
@@ -72,7 +65,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
     const CacheEntry* entry = table_.find(key, hash);
     if (entry == nullptr) return nullptr;
     const Kernel* kernel = entry->kernel.load(std::memory_order_acquire);
-    if (kernel != nullptr) memory_hits_.add();
+    if (kernel != nullptr) counters_.add(registry::Counter::MemoryHits);
     return kernel;
   }
   const Kernel& get_slow(std::string_view name, const Constants& constants);
@@ -103,12 +96,10 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   // `pooled`: compile in a worker process when the registry has started them.
   std::shared_ptr<registry::BinarySlot> binary_for(const Resolved& request, bool pooled = false);
   std::shared_ptr<const Binary> build(const Resolved& request, bool pooled);
-  std::shared_ptr<const Binary> make_binary(const Resolved& request, const std::string& key,
-                                            const std::string& arch, Origin origin,
-                                            compiler::Result result, double ms);
+  std::shared_ptr<const Binary> make_binary(const Resolved& request,
+                                            const registry::BuildRequest& build,
+                                            registry::Found found);
   const CacheEntry& entry_for(const Resolved& request, bool pooled = false);
-  // Starts the worker processes if this prewarm is large enough to pay for them.
-  bool use_workers(std::size_t binaries);
   const Kernel& load(const CacheEntry& entry);
   bool device_present();
   const std::shared_ptr<const LaunchContext>& launch_context();
@@ -117,15 +108,15 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::vector<std::string> prewarm_items(const std::vector<KernelRequest>& requests,
                                          const ProgressCallback& progress, std::size_t& ready);
   core::ThreadPool& pool();
-  std::size_t compile_processes() const;
+  unsigned prewarm_threads() const;
 
   RegistryOptions options_;
   bool nvtx_ = false;
-  std::unique_ptr<cache::DiskCache> disk_;          // null when off or unusable
-  std::unique_ptr<cache::DiskWriter> disk_writer_;  // with disk_; destroyed first, draining
-  std::string disk_salt_;                           // NVRTC identity: part of every disk key
-  bool precompiled_ = true;            // RegistryOptions::precompiled, KREG_PRECOMPILED
-  bool precompiled_constants_ = true;  // KREG_PRECOMPILED_CONSTANTS
+  // Declared before the chain, whose tiers count, compile in the workers and wake the warm-up.
+  mutable registry::Counters counters_;  // the hit path counts from a const member
+  registry::CompileWorkers workers_;
+  registry::CompilerWarmUp warm_up_;  // started only with RegistryOptions::warm_compiler
+  registry::BuildChain chain_;
 
   mutable std::mutex mutex_;  // guards everything below it, except the table's readers
   std::map<std::string, std::shared_ptr<const registry::Source>, std::less<>> sources_;
@@ -145,26 +136,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::string device_arch_;
 
   std::mutex pool_mutex_;
-  std::unique_ptr<compiler::WorkerPool> workers_;  // declared first: outlives pool_'s tasks
-  std::unique_ptr<core::ThreadPool> pool_;
-
-  mutable core::ShardedCounter memory_hits_;
-  std::atomic<std::uint64_t> compiles_{0};
-  std::atomic<std::uint64_t> disk_hits_{0};
-  std::atomic<std::uint64_t> disk_ns_{0};
-  std::atomic<std::uint64_t> precompiled_hits_{0};
-  std::atomic<std::uint64_t> precompiled_ns_{0};
-  std::atomic<std::uint64_t> worker_compiles_{0};
-  std::atomic<std::uint64_t> failures_{0};
-  std::atomic<std::uint64_t> loads_{0};
-  std::atomic<std::uint64_t> compile_ns_{0};
-  std::atomic<std::uint64_t> load_ns_{0};
-
-  // The warm-up waits briefly for a first compile, which would otherwise queue behind it.
-  std::mutex warm_mutex_;
-  std::condition_variable_any warm_wake_;
-  bool compile_requested_ = false;  // guarded by warm_mutex_
-  std::jthread warm_thread_;        // last: joined first on destruction
+  std::unique_ptr<core::ThreadPool> pool_;  // after workers_ and chain_, which its tasks use
 };
 
 }  // namespace kreg::detail

@@ -1,0 +1,53 @@
+#pragma once
+// Where a binary that is not in memory comes from: tiers (tier.hpp) asked in order, first to
+// last, as ccache asks local storage before remote ones. What one tier finds is offered to
+// every tier before it, which keeps it if it can: a compile goes to the disk cache (in the
+// background), a precompiled hit goes nowhere. A failed build is never offered.
+//
+// The order is precompiled -> disk -> compile, and the constructor is the only place that
+// knows it. To add a tier (a remote cache, say, between disk and compile):
+//   1. derive it from Tier, in a file of its own: find() misses rather than throws when it
+//      cannot answer; store() keeps what it may and never throws; flush() if it writes late;
+//   2. give its hits and times Counter values and fill their Stats fields in counters.cpp;
+//   3. construct it in BuildChain's constructor at its place in the order.
+// The registry needs no change: it only calls build(), flush() and cache_dir().
+
+#include <kreg/types.hpp>
+
+#include "registry/compile_workers.hpp"
+#include "registry/compiler_warm_up.hpp"
+#include "registry/counters.hpp"
+#include "registry/tier.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+namespace kreg::registry {
+
+class DiskTier;
+
+class BuildChain {
+ public:
+  // The tiers `options` and the environment turn on. Counters, workers and the warm-up
+  // (null when off) must outlive the chain.
+  BuildChain(const RegistryOptions& options, Counters& counters, CompileWorkers& workers,
+             CompilerWarmUp* warm_up);
+  ~BuildChain();
+  BuildChain(const BuildChain&) = delete;
+  BuildChain& operator=(const BuildChain&) = delete;
+
+  // The binary from the first tier that has it. Throws what the compile tier throws for a
+  // build that fails.
+  Found build(const BuildRequest& request);
+  // Returns once every tier has written what it was given.
+  void flush();
+  // The disk cache folder; empty without a disk tier.
+  std::filesystem::path cache_dir() const;
+
+ private:
+  std::vector<std::unique_ptr<Tier>> tiers_;
+  const DiskTier* disk_ = nullptr;  // one of tiers_, if there is one
+};
+
+}  // namespace kreg::registry

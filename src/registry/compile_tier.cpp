@@ -1,0 +1,58 @@
+#include "registry/compile_tier.hpp"
+
+#include "compiler/worker_pool.hpp"
+#include "core/log.hpp"
+#include "registry/request.hpp"
+
+#include <kreg/error.hpp>
+
+namespace kreg::registry {
+namespace {
+
+// A message of a lower layer, to be quoted in one that names the kernel.
+std::string without_prefix(std::string_view message) {
+  constexpr std::string_view kPrefix = "kreg: ";
+  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
+  return std::string(message);
+}
+
+std::string what_failed(const BuildRequest& r) {
+  return "kreg: compiling '" + std::string(r.label) + "' (source '" + r.source.name + "', key '" +
+         r.key + "') failed";
+}
+
+}  // namespace
+
+std::optional<Found> CompileTier::find(const BuildRequest& r) {
+  compiler::WorkerPool* workers = r.pooled ? workers_.pool() : nullptr;
+  auto run = [&](const compiler::Request& attempt) {
+    std::optional<compiler::Result> remote;
+    if (workers != nullptr) remote = workers->compile(attempt);
+    if (remote && remote->ok) counters_.add(Counter::WorkerCompiles);
+    return remote ? std::move(*remote) : compiler::compile(attempt);
+  };
+  if (warm_up_ != nullptr) warm_up_->compile_requested();
+  compiler::Result result;
+  try {
+    result = compile_with_fallback(r.request, run);
+  } catch (const Error& e) {
+    // NVRTC itself failed (out of memory, say): the cause alone would not say which kernel.
+    counters_.add(Counter::Failures);
+    throw Error(e.code(), what_failed(r) + ": " + without_prefix(e.what()));
+  } catch (...) {
+    counters_.add(Counter::Failures);
+    throw;
+  }
+  if (!result.ok) {
+    counters_.add(Counter::Failures);
+    throw Error(ErrorCode::CompileError, what_failed(r) + ":\n" + result.log);
+  }
+  counters_.add(Counter::Compiles);
+  counters_.add(Counter::CompileNs, static_cast<std::uint64_t>(result.milliseconds * 1e6));
+  core::log_write(core::LogLevel::Debug,
+                  "compiled '" + r.key + "' in " + std::to_string(result.milliseconds) + " ms");
+  const double ms = result.milliseconds;
+  return Found{std::move(result), Origin::Compiled, ms};
+}
+
+}  // namespace kreg::registry

@@ -1,0 +1,28 @@
+#include "registry/counters.hpp"
+
+namespace kreg::registry {
+namespace {
+
+double milliseconds(std::uint64_t ns) noexcept {
+  return static_cast<double>(ns) / 1e6;
+}
+
+}  // namespace
+
+Stats Counters::stats() const noexcept {
+  Stats s;
+  s.memory_hits = total(Counter::MemoryHits);
+  s.precompiled_hits = total(Counter::PrecompiledHits);
+  s.precompiled_ms = milliseconds(total(Counter::PrecompiledNs));
+  s.disk_hits = total(Counter::DiskHits);
+  s.disk_ms = milliseconds(total(Counter::DiskNs));
+  s.compiles = total(Counter::Compiles);
+  s.compile_ms = milliseconds(total(Counter::CompileNs));
+  s.worker_compiles = total(Counter::WorkerCompiles);
+  s.failures = total(Counter::Failures);
+  s.loads = total(Counter::Loads);
+  s.load_ms = milliseconds(total(Counter::LoadNs));
+  return s;
+}
+
+}  // namespace kreg::registry

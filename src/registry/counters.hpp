@@ -1,0 +1,45 @@
+#pragma once
+// The registry's counters, one per Counter, from which Stats is filled. Each is sharded so
+// that counting memory hits, which every `get` does, never makes threads share a cache line.
+
+#include <kreg/types.hpp>
+
+#include "core/sharded_counter.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace kreg::registry {
+
+// Times are in nanoseconds.
+enum class Counter : std::size_t {
+  MemoryHits,
+  PrecompiledHits,
+  PrecompiledNs,
+  DiskHits,
+  DiskNs,
+  Compiles,
+  CompileNs,
+  WorkerCompiles,
+  Failures,
+  Loads,
+  LoadNs,
+  Count
+};
+
+class Counters {
+ public:
+  void add(Counter counter, std::uint64_t n = 1) noexcept {
+    counters_[static_cast<std::size_t>(counter)].add(n);
+  }
+  std::uint64_t total(Counter counter) const noexcept {
+    return counters_[static_cast<std::size_t>(counter)].total();
+  }
+  Stats stats() const noexcept;
+
+ private:
+  std::array<core::ShardedCounter, static_cast<std::size_t>(Counter::Count)> counters_{};
+};
+
+}  // namespace kreg::registry
