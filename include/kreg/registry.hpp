@@ -22,6 +22,10 @@ namespace detail {
 class RegistryImpl;
 }
 
+/// The prefix that reaches a built-in entry or source whatever users registered:
+/// `get("kreg::add_f32")` is always the built-in `add_f32` (see `Registry`).
+inline constexpr std::string_view kBuiltinPrefix = "kreg::";
+
 /// How a source is compiled, beyond what its text says.
 struct SourceOptions {
   /// Entry names beyond those the text declares. Each is "name" for an `extern "C"`
@@ -65,11 +69,20 @@ struct KernelRequest {
 /// (constant sets worth prewarming) and `// kreg:arch-specific` (compile for the "a"
 /// variant of the arch, e.g. sm_90a). All entries of a source share one compile.
 ///
+/// Built-in sources (kreg's own kernels) and users' sources have separate names. A user's
+/// source may declare an entry a built-in declares (`add_f32`, say), or take a built-in
+/// source's name: `get("add_f32")` then returns the user's kernel, and the built-in stays
+/// reachable as `get("kreg::add_f32")` (`kBuiltinPrefix`). A name no user's source declares
+/// reaches the built-in both ways. `source_names`, `entry_names`, `source_info` and
+/// `prewarm_all_requests` spell a shadowed built-in with the prefix, so every name they give
+/// reaches what they describe. Names starting with the prefix are reserved for built-ins.
+///
 /// Lookups that hit take no exclusive lock and allocate nothing. Concurrent misses on one
 /// kernel compile once; misses on different sources compile in parallel.
 class Registry {
  public:
-  /// A registry with kreg's built-in sources registered. Nothing is compiled yet.
+  /// A registry with kreg's built-in sources registered (unless `RegistryOptions::builtins`
+  /// is false). Nothing is compiled yet.
   explicit Registry(RegistryOptions options = {});
   ~Registry();
   Registry(const Registry&) = delete;
@@ -78,8 +91,9 @@ class Registry {
   /// Adds a source, or replaces the source of the same name. Replacing drops every cached
   /// kernel and binary built from the old text (references already handed out stay valid).
   /// Registering the same text, entries and options again changes nothing.
-  /// Throws `InvalidArgument` for an empty name, a source without entries, a malformed
-  /// constant declaration, or an entry name that another source already declares.
+  /// Throws `InvalidArgument` for an empty name or one starting with `kBuiltinPrefix`, a
+  /// source without entries, a malformed constant declaration, or an entry name that another
+  /// user's source already declares (a built-in's is allowed: see above).
   void register_source(std::string name, std::string text, const SourceOptions& options = {});
 
   /// The kernel for an entry name, compiled and loaded on first use.

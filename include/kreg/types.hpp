@@ -68,6 +68,9 @@ struct RegistryOptions {
   /// one per prewarm thread. -1: automatic (on when the worker executable is found);
   /// 0: never; N: at most N. `KREG_COMPILE_PROCESSES` overrides it.
   int compile_processes = -1;
+  /// Register kreg's built-in sources. Without them the registry holds only what users
+  /// register; ops and arrays are unaffected, as they use registries of their own.
+  bool builtins = true;
 };
 
 /// Counters since the registry was created.

@@ -103,7 +103,7 @@ std::size_t RegistryImpl::prewarm(const std::vector<KernelRequest>& requests,
 std::vector<KernelRequest> RegistryImpl::prewarm_all_requests(std::size_t* skipped) const {
   std::vector<KernelRequest> requests;
   std::lock_guard lock(mutex_);
-  for (const auto& [name, source] : sources_) {
+  for (const auto& [name, source] : sources_.listing()) {
     const std::vector<Constants> sets = source->prewarm_sets();
     if (sets.empty()) {
       core::log_write(core::LogLevel::Debug,
@@ -112,7 +112,8 @@ std::vector<KernelRequest> RegistryImpl::prewarm_all_requests(std::size_t* skipp
       continue;
     }
     for (const registry::Entry& entry : source->entries) {
-      for (const Constants& c : sets) requests.push_back({entry.name, c});
+      const std::string reached_by = sources_.entry_name(*source, entry);
+      for (const Constants& c : sets) requests.push_back({reached_by, c});
     }
   }
   return requests;

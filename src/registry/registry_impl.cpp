@@ -57,8 +57,14 @@ RegistryImpl::RegistryImpl(RegistryOptions options)
       nvtx_(core::env_flag("KREG_NVTX", false)),
       workers_(options_.compile_processes, prewarm_threads()),
       chain_(options_, counters_, workers_, options_.warm_compiler ? &warm_up_ : nullptr) {
-  for (const EmbeddedFile& file : embedded_sources()) {
-    register_source(std::filesystem::path(file.name).stem().string(), std::string(file.text), {});
+  if (options_.builtins) {
+    for (const EmbeddedFile& file : embedded_sources()) {
+      auto source = std::make_shared<registry::Source>(registry::parse_source(
+          std::filesystem::path(file.name).stem().string(), std::string(file.text), {}));
+      source->id = next_source_id_++;
+      source->builtin = true;
+      sources_.add_builtin(std::move(source));
+    }
   }
   if (options_.warm_compiler) warm_up_.start(options_.arch);
 }
@@ -70,26 +76,25 @@ void RegistryImpl::register_source(std::string name, std::string text,
   auto source = std::make_shared<registry::Source>(
       registry::parse_source(std::move(name), std::move(text), options));
   std::lock_guard lock(mutex_);
-  auto old = sources_.find(source->name);
-  for (const registry::Entry& entry : source->entries) {
-    auto owner = entries_by_name_.find(entry.name);
-    if (owner != entries_by_name_.end() && owner->second->name != source->name) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "kreg: source '" + source->name + "' declares entry '" + entry.name +
-                      "', which source '" + owner->second->name + "' already declares");
-    }
-  }
-  if (old != sources_.end() && same_content(*old->second, *source)) return;
+  const std::shared_ptr<const registry::Source> old = sources_.check_user(*source);
+  if (old && same_content(*old, *source)) return;
   source->id = next_source_id_++;
-  if (old != sources_.end()) {
-    const std::uint64_t old_id = old->second->id;
-    for (const registry::Entry& entry : old->second->entries) entries_by_name_.erase(entry.name);
-    table_.erase_if([&](const CacheEntry* e) { return e->source_id == old_id; });
+  const std::uint64_t old_id = old ? old->id : 0;
+  // Kernels a built-in served under a name this source now takes: a later get must reach
+  // this source instead.
+  const bool shadows = sources_.shadows_builtin(*source);
+  if (old || shadows) {
+    table_.erase_if([&](const CacheEntry* e) {
+      return (old && e->source_id == old_id) ||
+             (shadows && std::any_of(source->entries.begin(), source->entries.end(),
+                                     [&](const registry::Entry& x) { return x.name == e->name; }));
+    });
+  }
+  if (old) {
     binaries_.drop_owner(old_id);
     core::log_write(core::LogLevel::Debug, "replaced source '" + source->name + "'");
   }
-  for (const registry::Entry& entry : source->entries) entries_by_name_[entry.name] = source;
-  sources_[source->name] = std::move(source);
+  sources_.put_user(std::move(source));
 }
 
 Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants) const {
@@ -98,12 +103,13 @@ Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants
   r.name = std::string(name);
   {
     std::lock_guard lock(mutex_);
-    auto it = entries_by_name_.find(r.name);
-    if (it == entries_by_name_.end()) {
+    std::string_view entry;
+    r.source = sources_.find_entry(name, &entry);
+    if (!r.source) {
       throw Error(ErrorCode::KernelNotFound,
                   "kreg: no registered source declares kernel '" + r.name + "'");
     }
-    r.source = it->second;
+    r.entry = std::string(entry);
   }
   r.values = core::sorted_constants(constants);
   r.label = core::format_label(name, r.values);
@@ -167,11 +173,11 @@ std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r
   std::shared_ptr<registry::BinarySlot> slot =
       binaries_.get_or_build(r.binary_key, r.source->id, [&] { return build(r, pooled); });
   const Binary& binary = *slot->binary;
-  if (binary.symbol(r.name).empty()) {
+  if (binary.symbol(r.entry).empty()) {
     counters_.add(registry::Counter::Failures);
     throw Error(ErrorCode::CompileError,
                 "kreg: compiling '" + r.label + "' (source '" + r.source->name + "', key '" +
-                    binary.key() + "') gave an image without kernel '" + r.name +
+                    binary.key() + "') gave an image without kernel '" + r.entry +
                     "': the source declares it, but NVRTC never compiled it (is it inside an "
                     "#if that is false, or written by a macro that expands to something else?)");
   }
@@ -187,15 +193,19 @@ const CacheEntry& RegistryImpl::entry_for(const Resolved& r, bool pooled) {
   entry->lookup_key = r.lookup_key;
   entry->label = r.label;
   entry->name = r.name;
+  entry->entry = r.entry;
   entry->source_id = r.source->id;
   entry->slot = std::move(slot);
-  // A source replaced while this compiled: serve the caller, but cache nothing.
-  auto current = sources_.find(r.source->name);
-  if (current != sources_.end() && current->second->id == r.source->id) {
-    table_.insert(entry.get(), hash);
-  }
+  // A source replaced, or a built-in's name taken, while this compiled: serve the caller,
+  // but cache nothing.
+  if (current(r.name, r.source->id)) table_.insert(entry.get(), hash);
   all_entries_.push_back(std::move(entry));
   return *all_entries_.back();
+}
+
+bool RegistryImpl::current(std::string_view name, std::uint64_t id) const {
+  const std::shared_ptr<const registry::Source> source = sources_.find_entry(name);
+  return source && source->id == id;
 }
 
 const std::shared_ptr<const LaunchContext>& RegistryImpl::launch_context() {
@@ -241,7 +251,7 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
       }
       library = slot.library;
     }
-    const std::string_view symbol = binary.symbol(entry.name);
+    const std::string_view symbol = binary.symbol(entry.entry);
     auto kernel = KernelFactory::make(entry.name, entry.label, slot.binary, std::move(library),
                                       symbol, std::move(context));
     std::lock_guard lock(mutex_);
@@ -291,7 +301,7 @@ Stats RegistryImpl::stats() const {
 std::vector<std::string> RegistryImpl::source_names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;
-  for (const auto& [name, source] : sources_) names.push_back(name);
+  for (auto& [name, source] : sources_.listing()) names.push_back(std::move(name));
   return names;
 }
 
@@ -316,17 +326,18 @@ void RegistryImpl::write_manifest(const std::filesystem::path& path) const {
 
 SourceInfo RegistryImpl::source_info(std::string_view name) const {
   std::shared_ptr<const registry::Source> source;
+  SourceInfo info;
   {
     std::lock_guard lock(mutex_);
-    auto it = sources_.find(name);
-    if (it == sources_.end()) {
+    source = sources_.find_source(name);
+    if (!source) {
       throw Error(ErrorCode::KernelNotFound, "kreg: no source named '" + std::string(name) + "'");
     }
-    source = it->second;
+    info.name = sources_.listed_name(*source);
+    for (const registry::Entry& entry : source->entries) {
+      info.entries.push_back(sources_.entry_name(*source, entry));
+    }
   }
-  SourceInfo info;
-  info.name = source->name;
-  for (const registry::Entry& entry : source->entries) info.entries.push_back(entry.name);
   for (const registry::ConstantDecl& decl : source->constants) {
     info.constants.push_back(
         {decl.index, decl.type == registry::ConstantType::Bool, decl.name, decl.has_default});

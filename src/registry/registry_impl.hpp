@@ -12,14 +12,13 @@
 #include "registry/compiler_warm_up.hpp"
 #include "registry/counters.hpp"
 #include "registry/source.hpp"
+#include "registry/source_set.hpp"
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace kreg::cuda {
@@ -31,12 +30,14 @@ namespace kreg::detail {
 // One (entry, constant set): its binary, and its loaded kernel once there is one.
 struct CacheEntry {
   std::string lookup_key;  // core::LookupKey of (name, constants)
-  std::string label;       // the same, as text: "name|200:b1"
-  std::string name;
+  // Set once, by load(); the table hands out const entries, hence mutable. Next to the key,
+  // so that a hit reads one cache line of the entry.
+  mutable std::atomic<const Kernel*> kernel{nullptr};
+  std::string label;  // (name, constants) as text: "name|200:b1"
+  std::string name;   // as requested: "add_f32" or "kreg::add_f32"
+  std::string entry;  // the entry's own name in its source: "add_f32"
   std::uint64_t source_id = 0;
   std::shared_ptr<registry::BinarySlot> slot;
-  // Set once, by load(); the table hands out const entries, hence mutable.
-  mutable std::atomic<const Kernel*> kernel{nullptr};
   mutable std::mutex load_mutex;
 
   std::string_view key() const noexcept { return lookup_key; }
@@ -46,7 +47,8 @@ struct CacheEntry {
 struct Resolved {
   std::shared_ptr<const registry::Source> source;
   std::vector<core::ConstantValue> values;
-  std::string name;
+  std::string name;   // as requested
+  std::string entry;  // the entry's own name in its source
   std::string label;
   std::string lookup_key;  // core::LookupKey
   std::string binary_key;  // "<source id>|<constants key>"
@@ -96,10 +98,13 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   // `pooled`: compile in a worker process when the registry has started them.
   std::shared_ptr<registry::BinarySlot> binary_for(const Resolved& request, bool pooled = false);
   std::shared_ptr<const Binary> build(const Resolved& request, bool pooled);
-  std::shared_ptr<const Binary> make_binary(const Resolved& request,
-                                            const registry::BuildRequest& build,
+  std::shared_ptr<const Binary> make_binary(const Resolved& r,
+                                            const registry::BuildRequest& request,
                                             registry::Found found);
   const CacheEntry& entry_for(const Resolved& request, bool pooled = false);
+  // Whether `name` still reaches the source `id` (not replaced or shadowed since). Under
+  // mutex_.
+  bool current(std::string_view name, std::uint64_t id) const;
   const Kernel& load(const CacheEntry& entry);
   bool device_present();
   const std::shared_ptr<const LaunchContext>& launch_context();
@@ -119,8 +124,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   registry::BuildChain chain_;
 
   mutable std::mutex mutex_;  // guards everything below it, except the table's readers
-  std::map<std::string, std::shared_ptr<const registry::Source>, std::less<>> sources_;
-  std::unordered_map<std::string, std::shared_ptr<const registry::Source>> entries_by_name_;
+  registry::SourceSet sources_;
   std::uint64_t next_source_id_ = 1;
   core::PublishedTable<CacheEntry> table_;
   // Every entry and kernel ever made, so that references handed out never dangle.

@@ -40,6 +40,7 @@ struct Source {
   // toolkit (absolute, climbing with "..", or a macro), which no include trace shows.
   bool probes_files = false;
   std::uint64_t id = 0;  // unique per registration
+  bool builtin = false;  // one of kreg's own (kernels/*.cu), not a user's
 
   const ConstantDecl* find_constant(int index) const noexcept;
   bool needs_constants() const noexcept;  // declares a constant without a default
