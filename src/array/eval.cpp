@@ -144,7 +144,9 @@ std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node,
     layout.shape[i] = node->shape[i];
     layout.strides[i] = node->strides[i];
   }
-  const Kernel& kernel = device_registry(device).get("strided_copy_" + std::to_string(itemsize));
+  // The built-in, by its reserved name: a user's kernel may be called strided_copy_4 too.
+  const Kernel& kernel = device_registry(device).get(std::string(kBuiltinPrefix) + "strided_copy_" +
+                                                     std::to_string(itemsize));
   const std::uint64_t src = element_address(*node);
   const std::uint64_t dst = copy->buffer->address();
   constexpr unsigned kThreads = 256;

@@ -61,7 +61,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
     buffers.push_back(detail::allocate_output(count, dtype, stream_));
   }
   if (grid_.x > 0) {  // zero rows or elements: nothing to launch
-    const Kernel& kernel = device_registry(device).get(entry_, constants_);
+    const Kernel& kernel = device_registry(device).get(builtin_, constants_);
     detail::LaunchInputs launch_inputs(stream_);
     std::vector<const detail::ArrayNode*> nodes;
     nodes.reserve(inputs.size());

@@ -4,6 +4,7 @@
 
 #include <kreg/array.hpp>
 #include <kreg/constants.hpp>
+#include <kreg/registry.hpp>
 #include <kreg/types.hpp>
 
 #include "array/node.hpp"
@@ -26,9 +27,13 @@ class KernelCall final : public detail::Primitive {
     std::size_t size = 0;
   };
 
-  // Where and how: the registry entry, its constants, the geometry.
+  // Where and how: the built-in entry, its constants, the geometry.
   KernelCall(std::string entry, Constants constants, Dim3 grid, Dim3 block)
-      : entry_(std::move(entry)), constants_(std::move(constants)), grid_(grid), block_(block) {}
+      : entry_(std::move(entry)),
+        builtin_(std::string(kBuiltinPrefix) + entry_),
+        constants_(std::move(constants)),
+        grid_(grid),
+        block_(block) {}
 
   void input(const Array& array);  // the next input, passed as a pointer
   void output(std::size_t index);  // the pointer of output `index`
@@ -51,6 +56,9 @@ class KernelCall final : public detail::Primitive {
 
  private:
   std::string entry_;
+  // The name that reaches the built-in even where a user's kernel took `entry_`, built once
+  // so that a launch does not allocate it.
+  std::string builtin_;
   Constants constants_;
   Dim3 grid_;
   Dim3 block_;

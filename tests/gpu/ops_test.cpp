@@ -618,5 +618,22 @@ TEST(OpsGpuTranspose, EveryElementSizeBitForBit) {
   check_integer_transpose<std::int64_t>(rng);
 }
 
+TEST(OpsGpuBuiltins, AUsersKernelOfTheSameNameDoesNotReplaceThem) {
+  KREG_REQUIRE_GPU();
+  // Users' kernels named like the op's kernel and the copy that makes a view contiguous;
+  // each would leave its output unwritten.
+  Registry& reg = custom_kernel_registry(0);
+  reg.register_source("users_names", R"(
+extern "C" __global__ void add_f32(const float*, const float*, float*, unsigned long long) {}
+extern "C" __global__ void strided_copy_4() {})");
+  EXPECT_EQ(reg.compile("add_f32").source_name(), "users_names");
+  const Array a = Array::from_data<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  poison(6 * sizeof(float), 4);
+  const Array sum = ops::add(a.transpose(), a.transpose());  // a view: copied first
+  EXPECT_EQ(sum.to_vector<float>(), (std::vector<float>{2, 8, 4, 10, 6, 12}));
+  // Leaves the shared registry as other tests expect it.
+  reg.register_source("users_names", "extern \"C\" __global__ void users_names_only() {}");
+}
+
 }  // namespace
 }  // namespace kreg
