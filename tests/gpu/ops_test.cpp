@@ -622,7 +622,7 @@ TEST(OpsGpuBuiltins, AUsersKernelOfTheSameNameDoesNotReplaceThem) {
   KREG_REQUIRE_GPU();
   // Users' kernels named like the op's kernel and the copy that makes a view contiguous;
   // each would leave its output unwritten.
-  Registry& reg = custom_kernel_registry(0);
+  Registry& reg = device_registry(0);
   reg.register_source("users_names", R"(
 extern "C" __global__ void add_f32(const float*, const float*, float*, unsigned long long) {}
 extern "C" __global__ void strided_copy_4() {})");
