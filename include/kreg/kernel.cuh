@@ -9,9 +9,11 @@
 //   KREG_CONSTANT_DEFAULT(int, block, 300, 256); // optional, with a fallback value
 //
 // Each declares a `constexpr` variable of the given type (`bool` or `int`) whose value is
-// the one the host passed for that index in `kreg::Constants`. The host checks the same
-// rules before compiling; the static_asserts below keep sources honest when they are
-// compiled by other means.
+// the one the host passed for that index in `kreg::Constants`. The index is a decimal
+// literal, or the qualified name of a namespace-scope `constexpr int` in one of kreg's own
+// headers (as the built-in kernels name theirs, from the contracts they share with the host). The
+// host checks the same rules before compiling; the static_asserts below keep sources honest when
+// they are compiled by other means.
 
 #ifndef KREG_CONSTANT_VALUES_DEFINED
 namespace kreg {
@@ -40,6 +42,23 @@ template <>
 struct constant_kind<int> {
   static constexpr int value = 2;
 };
+template <class A, class B>
+struct same_type {
+  static constexpr bool value = false;
+};
+template <class A>
+struct same_type<A, A> {
+  static constexpr bool value = true;
+};
+// decltype of a parenthesized name, as a template-id with a comma must be, is a reference.
+template <class T>
+struct unreferenced {
+  using type = T;
+};
+template <class T>
+struct unreferenced<T&> {
+  using type = T;
+};
 }  // namespace detail
 }  // namespace kreg
 
@@ -63,3 +82,17 @@ struct constant_kind<int> {
   constexpr type name = ::kreg::detail::given_constant<index>::kind == 0                      \
                             ? static_cast<type>(fallback)                                     \
                             : static_cast<type>(::kreg::detail::given_constant<index>::value)
+
+// Inside a kernel's body: its parameter list must be `signature`, a function type such as
+// `void(const float*, float*, unsigned)`, shared with the host code that launches it. A
+// template checks each instantiation. `__restrict__` and launch bounds are not part of it.
+// A kernel name with a comma goes in parentheses: KREG_SIGNATURE((cast<From, To>), ...).
+//
+//   template <typename T>
+//   __global__ void scale(const T* in, T* out, unsigned n) {
+//     KREG_SIGNATURE(scale<T>, void(const T*, T*, unsigned));
+#define KREG_SIGNATURE(kernel, ...)                                                            \
+  static_assert(                                                                               \
+      ::kreg::detail::same_type<typename ::kreg::detail::unreferenced<decltype(kernel)>::type, \
+                                __VA_ARGS__>::value,                                           \
+      "kreg: the parameters of " #kernel " differ from " #__VA_ARGS__)

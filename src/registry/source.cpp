@@ -2,9 +2,12 @@
 
 #include <kreg/error.hpp>
 
+#include "core/embedded.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -195,6 +198,68 @@ std::string join(const std::vector<Token>& t, std::size_t begin, std::size_t end
   return out;
 }
 
+// A decimal literal: C++ would read 0300 as octal 192, and host and device must agree.
+bool read_index(std::string_view text, int& index) {
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
+  const bool octal_or_hex = text.size() > 1 && text.front() == '0';
+  return error == std::errc() && end == text.data() + text.size() && index >= 0 && !octal_or_hex;
+}
+
+// Adds the namespace-scope `constexpr int NAME = LITERAL;` of a header's tokens to `out`,
+// by qualified name ("kreg::contracts::rms_norm::kHasWeight").
+void read_named_indices(const std::vector<Token>& t, std::map<std::string, int, std::less<>>& out) {
+  std::vector<std::string> scopes;  // one per open brace: a namespace's name, or "" for others
+  std::string prefix;
+  auto update_prefix = [&] {
+    prefix.clear();
+    for (const std::string& scope : scopes) {
+      if (scope.empty()) return;
+      prefix += scope + "::";
+    }
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const std::string_view s = t[i].text;
+    if (s == "namespace") {
+      std::string name;
+      std::size_t j = i + 1;
+      for (; j < t.size() && t[j].text != "{" && t[j].text != ";" && t[j].text != "="; ++j) {
+        name += t[j].text;
+      }
+      if (j < t.size() && t[j].text == "{" && !name.empty()) {
+        scopes.push_back(name);
+        update_prefix();
+        i = j;
+      }
+    } else if (s == "{") {
+      scopes.emplace_back();
+      update_prefix();
+    } else if (s == "}") {
+      if (!scopes.empty()) scopes.pop_back();
+      update_prefix();
+    } else if (s == "constexpr" && i + 5 < t.size() && t[i + 1].text == "int" &&
+               is_identifier(t[i + 2].text) && t[i + 3].text == "=" && t[i + 5].text == ";" &&
+               std::none_of(scopes.begin(), scopes.end(),
+                            [](const std::string& scope) { return scope.empty(); })) {
+      int value = 0;
+      if (read_index(t[i + 4].text, value)) out[prefix + std::string(t[i + 2].text)] = value;
+    }
+  }
+}
+
+// What a constant's index may name instead of a literal: the integer constants of kreg's own
+// headers, which every compile is given and every disk key covers, so that a kernel shares
+// its indices with the host code that includes the same header.
+const std::map<std::string, int, std::less<>>& named_indices() {
+  static const std::map<std::string, int, std::less<>> table = [] {
+    std::map<std::string, int, std::less<>> out;
+    for (const detail::EmbeddedFile& header : detail::embedded_headers()) {
+      read_named_indices(tokenize(strip_comments(header.text)), out);
+    }
+    return out;
+  }();
+  return table;
+}
+
 void read_constants(const std::string& source, const std::vector<Token>& t,
                     std::vector<ConstantDecl>& constants) {
   for (std::size_t i = 0; i + 1 < t.size(); ++i) {
@@ -234,13 +299,18 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
     }
     if (!is_identifier(args[1])) malformed(source, call + ": '" + args[1] + "' is not a name");
     decl.name = args[1];
-    const std::string& index = args[2];
-    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), decl.index);
-    // Decimal only: C++ would read 0300 as octal 192, and host and device must agree.
-    const bool octal_or_hex = index.size() > 1 && index.front() == '0';
-    if (error != std::errc() || end != index.data() + index.size() || decl.index < 0 ||
-        octal_or_hex) {
-      malformed(source, call + ": the index must be a non-negative integer literal");
+    std::string_view index = args[2];
+    if (index.starts_with("::")) index.remove_prefix(2);
+    if (!read_index(index, decl.index)) {
+      const auto& named = named_indices();
+      const auto found = named.find(index);
+      if (found == named.end()) {
+        malformed(source, call +
+                              ": the index must be a non-negative integer literal, in "
+                              "decimal, or the qualified name of a constexpr int of one of "
+                              "kreg's headers");
+      }
+      decl.index = found->second;
     }
     decl.has_default = optional;
     bool repeated = false;
