@@ -15,12 +15,14 @@
 #
 #   kreg_layer(<target> FOLDER <src folder> [DEPENDS <layer targets>...]
 #              [HEADERS <public headers it owns>...] [LIBS <libraries for the link check>...]
-#              [TOOLKIT] SOURCES <files>...)
+#              [TOOLKIT] [CONTRACTS] SOURCES <files>...)
+# CONTRACTS: the layer launches built-in kernels and sees the headers it shares with them,
+# kernels/kreg/contracts, as <kreg/contracts/...>.
 
 set(KREG_LAYER_VIEWS ${CMAKE_BINARY_DIR}/layers)
 
 function(kreg_layer target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "TOOLKIT" "FOLDER" "DEPENDS;HEADERS;LIBS;SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TOOLKIT;CONTRACTS" "FOLDER" "DEPENDS;HEADERS;LIBS;SOURCES")
   set(folders ${arg_FOLDER})
   set(headers ${arg_HEADERS})
   foreach(dep IN LISTS arg_DEPENDS)
@@ -51,6 +53,9 @@ function(kreg_layer target)
   foreach(header IN LISTS headers)
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/kreg/${header} ${view}/kreg/${header} SYMBOLIC)
   endforeach()
+  if(arg_CONTRACTS)
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/kernels/kreg/contracts ${view}/kreg/contracts SYMBOLIC)
+  endif()
 
   add_library(${target} OBJECT ${arg_SOURCES})
   set_property(TARGET ${target} PROPERTY KREG_LAYER_FOLDERS ${folders})

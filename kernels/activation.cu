@@ -1,7 +1,7 @@
 // Activations for float32, float16 and bfloat16, computed in float:
 //   swiglu: out = silu(a) * b = a / (1 + exp(-a)) * b
 //   gelu:   out = x * Phi(x), with Phi from erf, or the tanh approximation
-//   constant 200 (bool, default false): gelu's tanh form
+// Constants and parameters: kreg/contracts/activation.cuh.
 // kreg:entry swiglu_f32=swiglu<float>
 // kreg:entry swiglu_f16=swiglu<kreg::half>
 // kreg:entry swiglu_bf16=swiglu<kreg::bfloat16>
@@ -9,10 +9,11 @@
 // kreg:entry gelu_f16=gelu<kreg::half>
 // kreg:entry gelu_bf16=gelu<kreg::bfloat16>
 // kreg:specialization 200:b1
+#include <kreg/contracts/activation.cuh>
 #include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
-KREG_CONSTANT_DEFAULT(bool, tanh_form, 200, false);
+KREG_CONSTANT_DEFAULT(bool, tanh_form, kreg::contracts::activation::kTanhForm, false);
 
 __device__ inline float silu_times(float a, float b) {
   return a / (1.0f + __expf(-a)) * b;
@@ -76,10 +77,12 @@ __device__ inline float gelu_of(float x) {
 template <typename T>
 __global__ void swiglu(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                        unsigned long long n) {
+  KREG_SIGNATURE(swiglu<T>, kreg::contracts::activation::Swiglu<T>);
   kreg::map2(a, b, out, n, 0, [](float x, float y) { return silu_times(x, y); });
 }
 
 template <typename T>
 __global__ void gelu(const T* __restrict__ in, T* __restrict__ out, unsigned long long n) {
+  KREG_SIGNATURE(gelu<T>, kreg::contracts::activation::Gelu<T>);
   kreg::map<kreg::kWide<T>>(in, out, n, [](float x) { return gelu_of<T>(x); });
 }

@@ -16,6 +16,8 @@
 // kreg:entry scale_f32=scale<float>
 // kreg:entry scale_f16=scale<kreg::half>
 // kreg:entry scale_bf16=scale<kreg::bfloat16>
+#include <kreg/contracts/binary.cuh>
+#include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
 template <int Op>
@@ -29,10 +31,12 @@ __device__ inline float apply_op(float x, float y) {
 template <typename T, int Op>
 __global__ void binary(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,
                        unsigned long long n, unsigned long long period) {
+  KREG_SIGNATURE((binary<T, Op>), kreg::contracts::binary::Binary<T>);
   kreg::map2(a, b, out, n, period, [](float x, float y) { return apply_op<Op>(x, y); });
 }
 
 template <typename T>
 __global__ void scale(const T* __restrict__ a, float s, T* __restrict__ out, unsigned long long n) {
+  KREG_SIGNATURE(scale<T>, kreg::contracts::binary::Scale<T>);
   kreg::map<kreg::kWide<T>>(a, out, n, [s](float x) { return x * s; });
 }

@@ -4,9 +4,12 @@
 // kreg:entry cast_f16_f32=cast<kreg::half, float>
 // kreg:entry cast_f32_bf16=cast<float, kreg::bfloat16>
 // kreg:entry cast_bf16_f32=cast<kreg::bfloat16, float>
+#include <kreg/contracts/cast.cuh>
+#include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
 template <typename From, typename To>
 __global__ void cast(const From* __restrict__ in, To* __restrict__ out, unsigned long long n) {
+  KREG_SIGNATURE((cast<From, To>), kreg::contracts::cast::Cast<From, To>);
   kreg::map<kreg::kVecWidth>(in, out, n, [](float x) { return x; });
 }

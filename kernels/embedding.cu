@@ -7,6 +7,8 @@
 // kreg:entry embedding_f32_i64=embedding<float, long long>
 // kreg:entry embedding_f16_i64=embedding<kreg::half, long long>
 // kreg:entry embedding_bf16_i64=embedding<kreg::bfloat16, long long>
+#include <kreg/contracts/embedding.cuh>
+#include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
 // The op launches up to 1024 threads a block; the bound keeps every size launchable.
@@ -14,6 +16,7 @@ template <typename T, typename I>
 __global__ void __launch_bounds__(1024)
     embedding(const T* __restrict__ table, const I* __restrict__ ids, T* __restrict__ out,
               unsigned cols, unsigned long long vocab) {
+  KREG_SIGNATURE((embedding<T, I>), kreg::contracts::embedding::Embedding<T, I>);
   using namespace kreg;
   const I id = ids[blockIdx.x];
   const bool inside = id >= 0 && static_cast<unsigned long long>(id) < vocab;

@@ -3,11 +3,14 @@
 // kreg:entry gemv_f32=gemv<float>
 // kreg:entry gemv_f16=gemv<kreg::half>
 // kreg:entry gemv_bf16=gemv<kreg::bfloat16>
+#include <kreg/contracts/gemv.cuh>
+#include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
 template <typename W>
 __global__ void gemv(const W* __restrict__ w, const float* __restrict__ x, float* __restrict__ y,
                      unsigned rows, unsigned cols) {
+  KREG_SIGNATURE(gemv<W>, kreg::contracts::gemv::Gemv<W>);
   using namespace kreg;
   const unsigned lane = threadIdx.x % 32;
   const unsigned long long row =

@@ -3,19 +3,19 @@
 // the mean is large. Each pass ends in one block sum of a single float, which costs less than
 // merging per-thread moments in one reduction:
 //   out = (x - mean) / sqrt(var + eps) (* weight) (+ bias)
-//   constant 200 (bool, default true): multiply by weight
-//   constant 201 (bool, default true): add bias
+// Constants and parameters: kreg/contracts/layer_norm.cuh.
 // Rows of up to 32768 elements stay in registers; longer ones are read three times.
 // kreg:entry layer_norm_f32=layer_norm<float>
 // kreg:entry layer_norm_f16=layer_norm<kreg::half>
 // kreg:entry layer_norm_bf16=layer_norm<kreg::bfloat16>
 // kreg:specialization 200:b0|201:b0
 // kreg:specialization 201:b0
+#include <kreg/contracts/layer_norm.cuh>
 #include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
-KREG_CONSTANT_DEFAULT(bool, has_weight, 200, true);
-KREG_CONSTANT_DEFAULT(bool, has_bias, 201, true);
+KREG_CONSTANT_DEFAULT(bool, has_weight, kreg::contracts::layer_norm::kHasWeight, true);
+KREG_CONSTANT_DEFAULT(bool, has_bias, kreg::contracts::layer_norm::kHasBias, true);
 
 __device__ inline float affine(float v, float w, float b) {
   if (has_weight) v *= w;
@@ -28,6 +28,7 @@ template <typename T>
 __global__ void __launch_bounds__(1024)
     layer_norm(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ bias,
                T* __restrict__ out, unsigned cols, float eps) {
+  KREG_SIGNATURE(layer_norm<T>, kreg::contracts::layer_norm::LayerNorm<T>);
   using namespace kreg;
   __shared__ float scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;

@@ -10,12 +10,15 @@
 // kreg:entry argmax_f32=argmax<float>
 // kreg:entry argmax_f16=argmax<kreg::half>
 // kreg:entry argmax_bf16=argmax<kreg::bfloat16>
+#include <kreg/contracts/reduce.cuh>
+#include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
 // The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T, int Op>
 __global__ void __launch_bounds__(1024)
     row_reduce(const T* __restrict__ x, float* __restrict__ out, unsigned cols) {
+  KREG_SIGNATURE((row_reduce<T, Op>), kreg::contracts::reduce::RowReduce<T>);
   using namespace kreg;
   __shared__ float scratch[32];
   const T* xr = x + static_cast<unsigned long long>(blockIdx.x) * cols;
@@ -53,6 +56,7 @@ __device__ inline void warp_argmax(float& best, unsigned& index) {
 template <typename T>
 __global__ void __launch_bounds__(1024)
     argmax(const T* __restrict__ x, long long* __restrict__ out, unsigned cols) {
+  KREG_SIGNATURE(argmax<T>, kreg::contracts::reduce::Argmax<T>);
   using namespace kreg;
   __shared__ float best_values[32];
   __shared__ unsigned best_indices[32];

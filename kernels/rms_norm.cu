@@ -2,25 +2,26 @@
 //   h = x (+ residual);  out = h / sqrt(mean(h^2) + eps) (* weight)
 // With the residual, h is also written to residual_out (rounded to T, and normalized as
 // rounded), which is the fused "add, then norm" of a transformer layer.
-//   constant 200 (bool, default true): multiply by weight
-//   constant 201 (bool, default false): add the residual first
+// Constants and parameters: kreg/contracts/rms_norm.cuh.
 // kreg:entry rms_norm_f32=rms_norm<float>
 // kreg:entry rms_norm_f16=rms_norm<kreg::half>
 // kreg:entry rms_norm_bf16=rms_norm<kreg::bfloat16>
 // kreg:specialization 201:b1
 // kreg:specialization 200:b0
 // kreg:specialization 200:b0|201:b1
+#include <kreg/contracts/rms_norm.cuh>
 #include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
-KREG_CONSTANT_DEFAULT(bool, has_weight, 200, true);
-KREG_CONSTANT_DEFAULT(bool, add_residual, 201, false);
+KREG_CONSTANT_DEFAULT(bool, has_weight, kreg::contracts::rms_norm::kHasWeight, true);
+KREG_CONSTANT_DEFAULT(bool, add_residual, kreg::contracts::rms_norm::kAddResidual, false);
 
 // The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T>
 __global__ void __launch_bounds__(1024)
     rms_norm(const T* __restrict__ x, const T* __restrict__ weight, const T* __restrict__ residual,
              T* __restrict__ out, T* __restrict__ residual_out, unsigned cols, float eps) {
+  KREG_SIGNATURE(rms_norm<T>, kreg::contracts::rms_norm::RmsNorm<T>);
   using namespace kreg;
   __shared__ float scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;

@@ -5,19 +5,19 @@
 // offset + t without a positions array. One block per token: the block first takes the
 // token's cosines and sines once (they do not depend on the head), then turns every head,
 // eight elements per access where the layout and alignment allow.
-//   constant 200 (bool, default false): NeoX layout
-//   constant 201 (bool, default false): read positions from the array
+// Constants and parameters: kreg/contracts/rope.cuh.
 // kreg:entry rope_f32=rope<float>
 // kreg:entry rope_f16=rope<kreg::half>
 // kreg:entry rope_bf16=rope<kreg::bfloat16>
 // kreg:specialization 200:b1
 // kreg:specialization 201:b1
 // kreg:specialization 200:b1|201:b1
+#include <kreg/contracts/rope.cuh>
 #include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
-KREG_CONSTANT_DEFAULT(bool, neox, 200, false);
-KREG_CONSTANT_DEFAULT(bool, has_positions, 201, false);
+KREG_CONSTANT_DEFAULT(bool, neox, kreg::contracts::rope::kNeox, false);
+KREG_CONSTANT_DEFAULT(bool, has_positions, kreg::contracts::rope::kHasPositions, false);
 
 // Heads of up to 2 * kTable elements take their angles from a table in shared memory.
 constexpr unsigned kTable = 1024;
@@ -31,6 +31,7 @@ template <typename T>
 __global__ void rope(const T* __restrict__ x, const int* __restrict__ positions,
                      T* __restrict__ out, unsigned heads, unsigned head_dim, long long offset,
                      float log2_base) {
+  KREG_SIGNATURE(rope<T>, kreg::contracts::rope::Rope<T>);
   using namespace kreg;
   __shared__ float cosines[kTable];
   __shared__ float sines[kTable];

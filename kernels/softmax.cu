@@ -5,15 +5,16 @@
 // Logits are kept in base 2 (scaled by log2(e)), so each exponential is one exp2.
 // The mask is additive (e.g. -inf to exclude), with x's shape, or one row shared by every
 // row (mask_stride 0).
-//   constant 200 (bool, default false): add the mask
+// Constants and parameters: kreg/contracts/softmax.cuh.
 // kreg:entry softmax_f32=softmax<float>
 // kreg:entry softmax_f16=softmax<kreg::half>
 // kreg:entry softmax_bf16=softmax<kreg::bfloat16>
 // kreg:specialization 200:b1
+#include <kreg/contracts/softmax.cuh>
 #include <kreg/kernel.cuh>
 #include <kreg/vec.cuh>
 
-KREG_CONSTANT_DEFAULT(bool, has_mask, 200, false);
+KREG_CONSTANT_DEFAULT(bool, has_mask, kreg::contracts::softmax::kHasMask, false);
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -54,6 +55,7 @@ template <typename T>
 __global__ void __launch_bounds__(1024)
     softmax(const T* __restrict__ x, const T* __restrict__ mask, T* __restrict__ out, unsigned cols,
             unsigned long long mask_stride, float scale) {
+  KREG_SIGNATURE(softmax<T>, kreg::contracts::softmax::Softmax<T>);
   using namespace kreg;
   __shared__ MaxSum scratch[32];
   const unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * cols;

@@ -13,6 +13,7 @@
 // kreg:entry transpose_2=transpose<unsigned short, 4>
 // kreg:entry transpose_4=transpose<unsigned int, 2>
 // kreg:entry transpose_8=transpose<unsigned long long, 1>
+#include <kreg/contracts/transpose.cuh>
 #include <kreg/kernel.cuh>
 
 template <typename T, unsigned P>
@@ -27,6 +28,7 @@ constexpr unsigned kWarps = 8;
 template <typename T, unsigned P>
 __global__ void __launch_bounds__(32 * kWarps)
     transpose(const T* __restrict__ in, T* __restrict__ out, unsigned rows, unsigned cols) {
+  KREG_SIGNATURE((transpose<T, P>), kreg::contracts::transpose::Transpose<T>);
   constexpr unsigned kGroups = 32;    // groups of P rows in a tile
   constexpr unsigned kTile = 32 * P;  // the tile's edge, in elements
   constexpr unsigned kSteps = kGroups / kWarps;
