@@ -75,6 +75,12 @@ class Kernel {
   void launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
                   void** args) const;
 
+  /// Launches with `args` as `launch_raw` does, after checking `count` and `sizes` (the
+  /// byte size of each argument) against the kernel's parameter list as the typed `launch`
+  /// does: a mismatch is an `InvalidArgument` that names the kernel and the parameter.
+  void launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                      void** args, const std::size_t* sizes, std::size_t count) const;
+
  private:
   friend class detail::KernelFactory;
 
@@ -82,9 +88,6 @@ class Kernel {
          std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
          std::vector<std::size_t> parameter_sizes, bool parameters_known,
          std::shared_ptr<const detail::LaunchContext> context);
-
-  void launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
-                      void** args, const std::size_t* sizes, std::size_t count) const;
 
   std::string name_;
   std::string label_;
