@@ -1,5 +1,7 @@
 #include "array/launch_support.hpp"
 
+#include <kreg/kernel.hpp>
+
 #include "cuda/stream.hpp"
 #include "cuda/stream_state.hpp"
 
@@ -19,6 +21,18 @@ void place_on_device(ArrayNode& node, const Stream& stream, std::string_view own
               "kreg: " + std::string(owner) + ": input '" + std::string(input) + "' is on GPU " +
                   std::to_string(root.stream.device()) + " but the kernel runs on GPU " +
                   std::to_string(stream.device()) + "; copy it there first");
+}
+
+Array pending_output(const std::shared_ptr<Primitive>& producer, Shape shape, Dtype dtype,
+                     const Stream& stream) {
+  auto node = std::make_shared<ArrayNode>();
+  node->strides = row_major_strides(shape);
+  node->shape = std::move(shape);
+  node->dtype = dtype;
+  node->stream = stream;
+  node->producer = producer;
+  producer->outputs.push_back(node);
+  return Array(std::move(node));
 }
 
 const ArrayNode& LaunchInputs::pointer(const std::shared_ptr<ArrayNode>& input, bool row_major) {
@@ -52,6 +66,33 @@ std::shared_ptr<cuda::Buffer> allocate_output(std::int64_t count, Dtype dtype,
   return cuda::Buffer::allocate(static_cast<std::size_t>(count) * size_of(dtype), stream.device(),
                                 stream.native().native,
                                 cuda::StreamAccess::state(stream)->reusable());
+}
+
+ArrayLaunch::ArrayLaunch(const Stream& stream, std::size_t outputs)
+    : stream_(stream), context_(stream.device()), inputs_(stream) {
+  buffers_.reserve(outputs);
+}
+
+cuda::Buffer& ArrayLaunch::output(std::int64_t count, Dtype dtype) {
+  buffers_.push_back(allocate_output(count, dtype, stream_));
+  return *buffers_.back();
+}
+
+void ArrayLaunch::launch(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+                         const std::size_t* sizes, std::size_t count) {
+  const StreamRef native = stream_.native();
+  if (sizes != nullptr) {
+    kernel.launch_checked(grid, block, shared_bytes, native, params_.pointers(), sizes, count);
+  } else {
+    kernel.launch_raw(grid, block, shared_bytes, native, params_.pointers());
+  }
+  inputs_.launched();
+}
+
+void ArrayLaunch::publish(const std::vector<std::shared_ptr<ArrayNode>>& live) {
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    if (live[i] != nullptr) live[i]->buffer = buffers_[i];
+  }
 }
 
 }  // namespace kreg::detail

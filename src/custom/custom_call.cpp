@@ -3,8 +3,6 @@
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
-#include "array/parameters.hpp"
-#include "cuda/context.hpp"
 #include "cuda/launch_limits.hpp"
 #include "cuda/stream.hpp"
 
@@ -49,7 +47,6 @@ void convert(double value, Dtype dtype, unsigned char* out) {
   }
 }
 
-
 }  // namespace
 
 const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
@@ -76,22 +73,20 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
 
 void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) {
   const int device = stream.device();
-  cuda::ContextScope context(device);
-  void* native = stream.native().native;
+  detail::ArrayLaunch launch(stream, variant->output_dtypes.size());
   const Kernel& kernel = variant->kernel(device, kernel_name);
   if (shared_memory > std::size_t{48} * 1024) {
     cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
   }
 
-  detail::Parameters params;
-  detail::LaunchInputs launch_inputs(stream);
+  detail::Parameters& params = launch.parameters();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::shared_ptr<detail::ArrayNode>& input = inputs[i].node();
     const detail::ArrayNode* node = input.get();
     Shape packed;  // strides of a by-value input, which is always packed row-major
     const Shape* strides = nullptr;
     if (variant->kinds[i] == InputKind::Pointer) {
-      node = &launch_inputs.pointer(input, ensure_row_contiguous);
+      node = &launch.input(input, ensure_row_contiguous);
       strides = &node->strides;
       params.add(detail::element_address(*node));
     } else {
@@ -117,32 +112,25 @@ void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live
     if (wanted.ndim) params.add(static_cast<int>(node->shape.size()));
   }
 
-  std::vector<std::shared_ptr<cuda::Buffer>> buffers;
-  buffers.reserve(variant->output_dtypes.size());
   for (std::size_t i = 0; i < variant->output_dtypes.size(); ++i) {
     const Dtype dtype = variant->output_dtypes[i];
     // Outputs nobody holds any more are still written by the kernel.
-    const auto count = static_cast<std::size_t>(output_sizes[i]);
-    auto buffer = detail::allocate_output(output_sizes[i], dtype, stream);
+    cuda::Buffer& buffer = launch.output(output_sizes[i], dtype);
     if (init_value.has_value()) {
       unsigned char value[8] = {};
       convert(*init_value, dtype, value);
-      cuda::fill(buffer->address(), value, size_of(dtype), count, native);
+      cuda::fill(buffer.address(), value, size_of(dtype), static_cast<std::size_t>(output_sizes[i]),
+                 stream.native().native);
     }
-    params.add(buffer->address());
-    buffers.push_back(std::move(buffer));
+    params.add(buffer.address());
   }
   params.add(Uint3{grid.x, grid.y, grid.z});
 
   const Dim3 blocks{(grid.x + threadgroup.x - 1) / threadgroup.x,
                     (grid.y + threadgroup.y - 1) / threadgroup.y,
                     (grid.z + threadgroup.z - 1) / threadgroup.z};
-  kernel.launch_raw(blocks, threadgroup, shared_memory, StreamRef{native}, params.pointers());
-  launch_inputs.launched();
-
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    if (live[i] != nullptr) live[i]->buffer = buffers[i];
-  }
+  launch.launch(kernel, blocks, threadgroup, shared_memory);
+  launch.publish(live);
 }
 
 }  // namespace kreg::custom

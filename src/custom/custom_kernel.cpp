@@ -276,15 +276,8 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
   result.reserve(outputs.size());
   call->outputs.reserve(outputs.size());
   for (const OutputSpec& spec : outputs) {
-    auto node = std::make_shared<detail::ArrayNode>();
-    node->shape = spec.shape;
-    node->strides = detail::row_major_strides(spec.shape);
-    node->dtype = spec.dtype;
-    node->stream = stream;
-    node->producer = call;
-    call->output_sizes.push_back(node->size());
-    call->outputs.push_back(node);
-    result.emplace_back(std::move(node));
+    result.push_back(detail::pending_output(call, spec.shape, spec.dtype, stream));
+    call->output_sizes.push_back(result.back().size());
   }
   return result;
 }
