@@ -1,6 +1,12 @@
 #pragma once
 // One pending op: a built-in kernel, its constants, its launch geometry and its arguments
 // in order, launched once its inputs are evaluated.
+//
+// The arguments follow the kernel's contract (kernels/kreg/contracts/*.cuh), a function type
+// that the kernel checks its own signature against: `arguments<Contract>(...)` refuses at
+// compile time an argument count or a value type that differs from it, and the launch checks
+// the contract's parameter sizes against the kernel it loaded, which may come from a source
+// registered in the built-in's place.
 
 #include <kreg/array.hpp>
 #include <kreg/constants.hpp>
@@ -12,19 +18,50 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace kreg::ops {
 
+// The element type of a contract as the host instantiates it: the ops pass arrays for the
+// pointers to it, and it is incomplete so that a contract taking one by value cannot compile.
+struct Element;
+
+template <class Signature>
+struct Contract;
+
+template <class... P>
+struct Contract<void(P...)> {
+  static constexpr std::size_t count = sizeof...(P);
+  // Most parameters are pointers, whose size is the one wanted here.
+  static constexpr std::size_t sizes[count + 1] = {sizeof(P)...,
+                                                   0};  // NOLINT(bugprone-sizeof-expression)
+};
+
 class KernelCall final : public detail::Primitive {
  public:
-  struct Arg {
-    enum class Kind { Input, Output, Null, Value } kind = Kind::Value;
-    std::size_t index = 0;  // of the input or output
-    unsigned char bytes[8] = {};
-    std::size_t size = 0;
+  struct Output {
+    std::size_t index;  // the pointer of output `index`
+  };
+
+  // An argument for a pointer parameter: an input, an output, or a null pointer (for an
+  // argument the constants switch off).
+  class Pointer {
+   public:
+    Pointer(const Array& input) : input_(&input) {}  // NOLINT: implicit by design
+    Pointer(const Array* input) : input_(input) {}   // NOLINT: null is a null pointer
+    Pointer(const std::optional<Array>& input)       // NOLINT
+        : input_(input.has_value() ? &*input : nullptr) {}
+    Pointer(Output output) : output_(output.index) {}  // NOLINT
+    Pointer(std::nullptr_t) {}                         // NOLINT
+
+   private:
+    friend class KernelCall;
+    const Array* input_ = nullptr;
+    std::optional<std::size_t> output_;
   };
 
   // Where and how: the built-in entry, its constants, the geometry.
@@ -35,16 +72,16 @@ class KernelCall final : public detail::Primitive {
         grid_(grid),
         block_(block) {}
 
-  void input(const Array& array);  // the next input, passed as a pointer
-  void output(std::size_t index);  // the pointer of output `index`
-  void null();                     // a null pointer (an argument the constants switch off)
-  template <class T>
-  void value(T v) {
-    static_assert(sizeof(T) <= 8, "values are at most 8 bytes");
-    Arg arg;
-    std::memcpy(arg.bytes, &v, sizeof(T));
-    arg.size = sizeof(T);
-    args_.push_back(arg);
+  // The kernel's arguments, one per parameter of `Signature` (a contract instantiated with
+  // Element): a Pointer for each pointer, a value of exactly the parameter's type otherwise.
+  template <class Signature, class... Args>
+  void arguments(const Args&... args) {
+    static_assert(Contract<Signature>::count == sizeof...(Args),
+                  "kreg: an op passes a different number of arguments than its kernel's "
+                  "contract has parameters");
+    add_all(static_cast<Signature*>(nullptr), args...);
+    sizes_ = Contract<Signature>::sizes;
+    count_ = Contract<Signature>::count;
   }
 
   // The pending outputs, on the current stream. Throws InvalidArgument under a CPU scope or
@@ -55,6 +92,37 @@ class KernelCall final : public detail::Primitive {
   void run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) override;
 
  private:
+  struct Arg {
+    enum class Kind { Input, Output, Null, Value } kind = Kind::Value;
+    std::size_t index = 0;  // of the input or output
+    unsigned char bytes[8] = {};
+    std::size_t size = 0;
+  };
+
+  template <class... P, class... Args>
+  void add_all(void (* /*signature*/)(P...), const Args&... args) {
+    (add<P>(args), ...);
+  }
+
+  template <class P, class A>
+  void add(const A& arg) {
+    if constexpr (std::is_pointer_v<P>) {
+      static_assert(std::is_convertible_v<const A&, Pointer>,
+                    "kreg: a pointer parameter takes an Array, an Output or nullptr");
+      pointer(Pointer(arg));
+    } else {
+      static_assert(std::is_same_v<A, P>,
+                    "kreg: a value parameter takes a value of exactly its contract type");
+      static_assert(sizeof(P) <= 8, "values are at most 8 bytes");
+      Arg value;
+      std::memcpy(value.bytes, &arg, sizeof(P));
+      value.size = sizeof(P);
+      args_.push_back(value);
+    }
+  }
+
+  void pointer(const Pointer& p);
+
   std::string entry_;
   // The name that reaches the built-in even where a user's kernel took `entry_`, built once
   // so that a launch does not allocate it.
@@ -63,6 +131,8 @@ class KernelCall final : public detail::Primitive {
   Dim3 grid_;
   Dim3 block_;
   std::vector<Arg> args_;
+  const std::size_t* sizes_ = nullptr;  // the contract's, static
+  std::size_t count_ = 0;
   std::vector<std::pair<std::int64_t, Dtype>> output_specs_;
   Stream stream_ = Stream::default_stream(0);
 };

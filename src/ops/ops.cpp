@@ -2,12 +2,27 @@
 
 #include "ops/kernel_call.hpp"
 
+#include <kreg/contracts/activation.cuh>
+#include <kreg/contracts/binary.cuh>
+#include <kreg/contracts/cast.cuh>
+#include <kreg/contracts/embedding.cuh>
+#include <kreg/contracts/gemv.cuh>
+#include <kreg/contracts/layer_norm.cuh>
+#include <kreg/contracts/reduce.cuh>
+#include <kreg/contracts/rms_norm.cuh>
+#include <kreg/contracts/rope.cuh>
+#include <kreg/contracts/softmax.cuh>
+#include <kreg/contracts/transpose.cuh>
+
 #include <cmath>
 #include <limits>
 #include <string>
 
 namespace kreg::ops {
 namespace {
+
+namespace contracts = kreg::contracts;
+using Out = KernelCall::Output;
 
 [[noreturn]] void invalid(const std::string& op, const std::string& what) {
   throw Error(ErrorCode::InvalidArgument, "kreg: ops::" + op + ": " + what);
@@ -83,7 +98,7 @@ Array binary(const std::string& op, const Array& a, const Array& b) {
   if (a.dtype() != b.dtype()) {
     invalid(op, std::string("a is ") + to_string(a.dtype()) + " but b is " + to_string(b.dtype()));
   }
-  std::uint64_t period = 0;
+  unsigned long long period = 0;
   if (b.shape() != a.shape()) {
     const bool row =
         b.ndim() == 1 && a.ndim() >= 1 && b.shape()[0] == a.shape().back() && b.shape()[0] > 0;
@@ -91,15 +106,12 @@ Array binary(const std::string& op, const Array& a, const Array& b) {
       invalid(op, "b's shape " + shape_text(b.shape()) + " is neither a's " +
                       shape_text(a.shape()) + " nor a row of its last dimension");
     }
-    period = static_cast<std::uint64_t>(b.shape()[0]);
+    period = static_cast<unsigned long long>(b.shape()[0]);
   }
   const std::int64_t n = a.size();
   auto call = wide_call(op + "_" + type, Constants{}, n, a.dtype());
-  call->input(a);
-  call->input(b);
-  call->output(0);
-  call->value(static_cast<std::uint64_t>(n));
-  call->value(period);
+  call->arguments<contracts::binary::Binary<Element>>(a, b, Out{0},
+                                                      static_cast<unsigned long long>(n), period);
   return KernelCall::launch(call, {{a.shape(), a.dtype()}})[0];
 }
 
@@ -126,29 +138,14 @@ std::pair<Array, Array> norm(const std::string& op, const Array& x, const Array*
   // Only what differs from the source's defaults, so that the keys are those of the listed
   // specializations, which are precompiled.
   Constants constants;
-  if (!weight.has_value()) constants.bools.emplace_back(200, false);
-  if (residual != nullptr) constants.bools.emplace_back(201, true);
+  if (!weight.has_value()) constants.bools.emplace_back(contracts::rms_norm::kHasWeight, false);
+  if (residual != nullptr) constants.bools.emplace_back(contracts::rms_norm::kAddResidual, true);
   auto call = std::make_shared<KernelCall>(std::string("rms_norm_") + type, constants,
                                            Dim3{static_cast<unsigned>(rows)}, Dim3{threads});
-  call->input(x);
-  if (weight.has_value()) {
-    call->input(*weight);
-  } else {
-    call->null();
-  }
-  if (residual != nullptr) {
-    call->input(*residual);
-  } else {
-    call->null();
-  }
-  call->output(0);
-  if (residual != nullptr) {
-    call->output(1);
-  } else {
-    call->null();
-  }
-  call->value(static_cast<unsigned>(cols));
-  call->value(eps);
+  call->arguments<contracts::rms_norm::RmsNorm<Element>>(
+      x, weight, residual, Out{0},
+      residual != nullptr ? KernelCall::Pointer(Out{1}) : KernelCall::Pointer(nullptr),
+      static_cast<unsigned>(cols), eps);
   std::vector<std::pair<Shape, Dtype>> outputs{{x.shape(), x.dtype()}};
   if (residual != nullptr) outputs.emplace_back(x.shape(), x.dtype());
   std::vector<Array> out = KernelCall::launch(call, outputs);
@@ -174,10 +171,8 @@ Array scale(const Array& a, float s) {
   const char* type = suffix("scale", "a", a);
   const std::int64_t n = a.size();
   auto call = wide_call(std::string("scale_") + type, Constants{}, n, a.dtype());
-  call->input(a);
-  call->value(s);
-  call->output(0);
-  call->value(static_cast<std::uint64_t>(n));
+  call->arguments<contracts::binary::Scale<Element>>(a, s, Out{0},
+                                                     static_cast<unsigned long long>(n));
   return KernelCall::launch(call, {{a.shape(), a.dtype()}})[0];
 }
 
@@ -194,9 +189,8 @@ Array cast(const Array& a, Dtype dtype) {
   const char* to = dtype == Dtype::Float32 ? "f32" : dtype == Dtype::Float16 ? "f16" : "bf16";
   const std::int64_t n = a.size();
   auto call = elementwise_call(std::string("cast_") + from + "_" + to, Constants{}, n, 8, 256);
-  call->input(a);
-  call->output(0);
-  call->value(static_cast<std::uint64_t>(n));
+  call->arguments<contracts::cast::Cast<Element, Element>>(a, Out{0},
+                                                           static_cast<unsigned long long>(n));
   return KernelCall::launch(call, {{a.shape(), dtype}})[0];
 }
 
@@ -213,32 +207,24 @@ Array softmax(const Array& x, float scale, const std::optional<Array>& mask) {
   const char* type = suffix("softmax", "x", x);
   const auto [rows, cols] = rows_of("softmax", x);
   if (!std::isfinite(scale)) invalid("softmax", "scale must be finite");
-  std::uint64_t mask_stride = 0;
+  unsigned long long mask_stride = 0;
   if (mask.has_value()) {
     suffix("softmax", "mask", *mask);
     if (mask->dtype() != x.dtype()) invalid("softmax", "mask must have x's dtype");
     if (mask->shape() == x.shape()) {
-      mask_stride = static_cast<std::uint64_t>(cols);
+      mask_stride = static_cast<unsigned long long>(cols);
     } else if (mask->shape() != Shape{cols}) {
       invalid("softmax", "mask's shape " + shape_text(mask->shape()) + " is neither x's " +
                              shape_text(x.shape()) + " nor one row of it");
     }
   }
   Constants constants;
-  if (mask.has_value()) constants.bools.emplace_back(200, true);
+  if (mask.has_value()) constants.bools.emplace_back(contracts::softmax::kHasMask, true);
   auto call =
       std::make_shared<KernelCall>(std::string("softmax_") + type, constants,
                                    Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
-  call->input(x);
-  if (mask.has_value()) {
-    call->input(*mask);
-  } else {
-    call->null();
-  }
-  call->output(0);
-  call->value(static_cast<unsigned>(cols));
-  call->value(mask_stride);
-  call->value(scale);
+  call->arguments<contracts::softmax::Softmax<Element>>(
+      x, mask, Out{0}, static_cast<unsigned>(cols), mask_stride, scale);
   return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
 }
 
@@ -250,10 +236,8 @@ Array swiglu(const Array& a, const Array& b) {
   }
   const std::int64_t n = a.size();
   auto call = wide_call(std::string("swiglu_") + type, Constants{}, n, a.dtype());
-  call->input(a);
-  call->input(b);
-  call->output(0);
-  call->value(static_cast<std::uint64_t>(n));
+  call->arguments<contracts::activation::Swiglu<Element>>(a, b, Out{0},
+                                                          static_cast<unsigned long long>(n));
   return KernelCall::launch(call, {{a.shape(), a.dtype()}})[0];
 }
 
@@ -261,11 +245,10 @@ Array gelu(const Array& x, bool tanh_approximation) {
   const char* type = suffix("gelu", "x", x);
   const std::int64_t n = x.size();
   Constants constants;
-  if (tanh_approximation) constants.bools.emplace_back(200, true);
+  if (tanh_approximation) constants.bools.emplace_back(contracts::activation::kTanhForm, true);
   auto call = wide_call(std::string("gelu_") + type, constants, n, x.dtype());
-  call->input(x);
-  call->output(0);
-  call->value(static_cast<std::uint64_t>(n));
+  call->arguments<contracts::activation::Gelu<Element>>(x, Out{0},
+                                                        static_cast<unsigned long long>(n));
   return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
 }
 
@@ -292,37 +275,34 @@ Array embedding(const Array& table, const Array& ids) {
   // 94% (bfloat16 rows of 4096).
   auto call = std::make_shared<KernelCall>(entry, Constants{}, Dim3{static_cast<unsigned>(count)},
                                            Dim3{row_threads(cols)});
-  call->input(table);
-  call->input(ids);
-  call->output(0);
-  call->value(static_cast<unsigned>(cols));
-  call->value(static_cast<std::uint64_t>(vocab));
+  call->arguments<contracts::embedding::Embedding<Element, Element>>(
+      table, ids, Out{0}, static_cast<unsigned>(cols), static_cast<unsigned long long>(vocab));
   return KernelCall::launch(call, {{shape, table.dtype()}})[0];
 }
 
 namespace {
 
+// Row reductions; argmax's contract differs from the others' only in its output's type.
+template <class Signature>
 Array row_op(const std::string& op, const std::string& kernel, const Array& x, Dtype result) {
   const char* type = suffix(op, "x", x);
   const auto [rows, cols] = rows_of(op, x);
   auto call = std::make_shared<KernelCall>(
       kernel + "_" + type, Constants{}, Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
-  call->input(x);
-  call->output(0);
-  call->value(static_cast<unsigned>(cols));
+  call->arguments<Signature>(x, Out{0}, static_cast<unsigned>(cols));
   return KernelCall::launch(call, {{without_last(x.shape()), result}})[0];
 }
 
 }  // namespace
 
 Array row_sum(const Array& x) {
-  return row_op("row_sum", "row_sum", x, Dtype::Float32);
+  return row_op<contracts::reduce::RowReduce<Element>>("row_sum", "row_sum", x, Dtype::Float32);
 }
 Array row_max(const Array& x) {
-  return row_op("row_max", "row_max", x, Dtype::Float32);
+  return row_op<contracts::reduce::RowReduce<Element>>("row_max", "row_max", x, Dtype::Float32);
 }
 Array argmax(const Array& x) {
-  return row_op("argmax", "argmax", x, Dtype::Int64);
+  return row_op<contracts::reduce::Argmax<Element>>("argmax", "argmax", x, Dtype::Int64);
 }
 
 Array gemv(const Array& w, const Array& x) {
@@ -340,11 +320,8 @@ Array gemv(const Array& w, const Array& x) {
   const auto blocks = static_cast<unsigned>((rows + 7) / 8);
   auto call = std::make_shared<KernelCall>(std::string("gemv_") + type, Constants{}, Dim3{blocks},
                                            Dim3{256});
-  call->input(w);
-  call->input(x);
-  call->output(0);
-  call->value(static_cast<unsigned>(rows));
-  call->value(static_cast<unsigned>(cols));
+  call->arguments<contracts::gemv::Gemv<Element>>(w, x, Out{0}, static_cast<unsigned>(rows),
+                                                  static_cast<unsigned>(cols));
   return KernelCall::launch(call, {{Shape{rows}, Dtype::Float32}})[0];
 }
 
@@ -365,22 +342,13 @@ Array layer_norm(const Array& x, const std::optional<Array>& weight,
   check_row("weight", weight);
   check_row("bias", bias);
   Constants constants;
-  if (!weight.has_value()) constants.bools.emplace_back(200, false);
-  if (!bias.has_value()) constants.bools.emplace_back(201, false);
+  if (!weight.has_value()) constants.bools.emplace_back(contracts::layer_norm::kHasWeight, false);
+  if (!bias.has_value()) constants.bools.emplace_back(contracts::layer_norm::kHasBias, false);
   auto call =
       std::make_shared<KernelCall>(std::string("layer_norm_") + type, constants,
                                    Dim3{static_cast<unsigned>(rows)}, Dim3{row_threads(cols)});
-  call->input(x);
-  for (const std::optional<Array>* a : {&weight, &bias}) {
-    if (a->has_value()) {
-      call->input(**a);
-    } else {
-      call->null();
-    }
-  }
-  call->output(0);
-  call->value(static_cast<unsigned>(cols));
-  call->value(eps);
+  call->arguments<contracts::layer_norm::LayerNorm<Element>>(x, weight, bias, Out{0},
+                                                             static_cast<unsigned>(cols), eps);
   return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
 }
 
@@ -403,10 +371,8 @@ Array batched_transpose(const std::string& op, const Array& x, std::int64_t batc
   const bool empty = batch == 0 || rows == 0 || cols == 0;
   auto call = std::make_shared<KernelCall>("transpose_" + std::to_string(size), Constants{},
                                            empty ? Dim3{0} : grid, Dim3{32, 8});
-  call->input(x);
-  call->output(0);
-  call->value(static_cast<unsigned>(rows));
-  call->value(static_cast<unsigned>(cols));
+  call->arguments<contracts::transpose::Transpose<Element>>(x, Out{0}, static_cast<unsigned>(rows),
+                                                            static_cast<unsigned>(cols));
   return KernelCall::launch(call, {{std::move(result), x.dtype()}})[0];
 }
 
@@ -426,8 +392,8 @@ Array rotate(const Array& x, const Array* positions, std::int64_t offset, float 
     invalid("rope", "positions must be int32, one per token (" + std::to_string(tokens) + ")");
   }
   Constants constants;
-  if (neox) constants.bools.emplace_back(200, true);
-  if (positions != nullptr) constants.bools.emplace_back(201, true);
+  if (neox) constants.bools.emplace_back(contracts::rope::kNeox, true);
+  if (positions != nullptr) constants.bools.emplace_back(contracts::rope::kHasPositions, true);
   // A thread turns four pairs a step where it can (eight elements), and a token's block
   // stays small enough that several share an SM.
   const std::int64_t pairs = heads * head_dim / 2;
@@ -436,17 +402,9 @@ Array rotate(const Array& x, const Array* positions, std::int64_t offset, float 
   auto call = std::make_shared<KernelCall>(std::string("rope_") + type, constants,
                                            Dim3{static_cast<unsigned>(pairs == 0 ? 0 : tokens)},
                                            Dim3{threads});
-  call->input(x);
-  if (positions != nullptr) {
-    call->input(*positions);
-  } else {
-    call->null();
-  }
-  call->output(0);
-  call->value(static_cast<unsigned>(heads));
-  call->value(static_cast<unsigned>(head_dim));
-  call->value(static_cast<long long>(offset));
-  call->value(std::log2(base));
+  call->arguments<contracts::rope::Rope<Element>>(
+      x, positions, Out{0}, static_cast<unsigned>(heads), static_cast<unsigned>(head_dim),
+      static_cast<long long>(offset), std::log2(base));
   return KernelCall::launch(call, {{x.shape(), x.dtype()}})[0];
 }
 
