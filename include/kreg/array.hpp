@@ -15,9 +15,10 @@
 
 namespace kreg {
 
-namespace detail {
-struct ArrayNode;
-}
+namespace array {
+struct ArrayNode;    // kreg's record of an array, shared by its copies
+struct ArrayAccess;  // how kreg's own code reaches it
+}  // namespace array
 
 /// Dimensions (or strides) of an array. At most 8.
 using Shape = std::vector<std::int64_t>;
@@ -107,16 +108,14 @@ class Array {
   /// `start`/`stop` count from the end, as in Python; both are clamped to the dimension.
   Array slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
 
-  /// Internal: the shared node. Used by kreg's own modules.
-  const std::shared_ptr<detail::ArrayNode>& node() const { return node_; }
-  explicit Array(std::shared_ptr<detail::ArrayNode> node) : node_(std::move(node)) {}
-
  private:
+  friend struct array::ArrayAccess;
+  explicit Array(std::shared_ptr<array::ArrayNode> node) : node_(std::move(node)) {}
   void check_dtype(Dtype wanted) const;
   void copy_to_host(void* out) const;
-  const detail::ArrayNode& checked() const;
+  const array::ArrayNode& checked() const;
 
-  std::shared_ptr<detail::ArrayNode> node_;
+  std::shared_ptr<array::ArrayNode> node_;
 };
 
 /// Evaluates several arrays; work they share is done once.

@@ -13,6 +13,10 @@
 
 namespace kreg {
 
+namespace core {
+struct BinaryParts;  // what kreg makes a Binary from
+}  // namespace core
+
 /// The result of compiling one source with one constant set for one arch. It holds every
 /// entry point of the source. Binaries are immutable and live as long as their registry.
 class Binary {
@@ -24,8 +28,8 @@ class Binary {
     std::string symbol;
   };
 
-  Binary(std::string source_name, std::string key, std::string arch, Origin origin,
-         std::vector<char> image, std::vector<Symbol> symbols, std::string log, double ms);
+  /// Binaries are made by registries only.
+  explicit Binary(core::BinaryParts parts);
 
   /// The name of the source this was built from.
   const std::string& source_name() const noexcept { return source_name_; }

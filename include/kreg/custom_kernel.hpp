@@ -19,9 +19,9 @@ namespace kreg {
 
 class Registry;
 
-namespace detail {
-struct CustomKernelState;
-}
+namespace custom {
+struct CustomKernelState;  // what a custom kernel's copies share
+}  // namespace custom
 
 /// How a custom kernel is built, beyond its body.
 struct CustomKernelOptions {
@@ -119,7 +119,7 @@ class CustomKernel {
   const std::string& name() const noexcept;
 
  private:
-  std::shared_ptr<detail::CustomKernelState> state_;
+  std::shared_ptr<custom::CustomKernelState> state_;
 };
 
 /// Deprecated: the same registry as `device_registry(device)`, under its former name.

@@ -15,10 +15,10 @@
 
 namespace kreg {
 
-namespace detail {
-class KernelFactory;
-struct LaunchContext;
-}  // namespace detail
+namespace cuda {
+class KernelFactory;   // the one maker of kernels
+struct LaunchContext;  // what every kernel of a registry launches with
+}  // namespace cuda
 
 /// Resource use of a kernel on the registry's device, as the driver reports it.
 struct KernelAttributes {
@@ -82,12 +82,12 @@ class Kernel {
                       void** args, const std::size_t* sizes, std::size_t count) const;
 
  private:
-  friend class detail::KernelFactory;
+  friend class cuda::KernelFactory;
 
   Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
          std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
          std::vector<std::size_t> parameter_sizes, bool parameters_known,
-         std::shared_ptr<const detail::LaunchContext> context);
+         std::shared_ptr<const cuda::LaunchContext> context);
 
   std::string name_;
   std::string label_;
@@ -97,7 +97,7 @@ class Kernel {
   KernelAttributes attributes_;
   std::vector<std::size_t> parameter_sizes_;
   bool parameters_known_;
-  std::shared_ptr<const detail::LaunchContext> context_;
+  std::shared_ptr<const cuda::LaunchContext> context_;
 };
 
 }  // namespace kreg

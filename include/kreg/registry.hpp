@@ -18,9 +18,9 @@
 
 namespace kreg {
 
-namespace detail {
+namespace registry {
 class RegistryImpl;
-}
+}  // namespace registry
 
 /// The prefix that reaches a built-in entry or source whatever users registered:
 /// `get("kreg::add_f32")` is always the built-in `add_f32` (see `Registry`).
@@ -155,7 +155,7 @@ class Registry {
   void flush_disk_cache();
 
  private:
-  std::unique_ptr<detail::RegistryImpl> impl_;
+  std::unique_ptr<registry::RegistryImpl> impl_;
 };
 
 /// The registry kreg itself builds through on GPU `device`: arrays, ops and custom kernels

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace kreg {
-namespace detail {
+namespace array {
 
 constexpr std::size_t kMaxDims = 8;
 
@@ -59,14 +59,14 @@ std::int64_t checked_size(const Shape& shape, const char* what) {
   return n;
 }
 
-}  // namespace detail
+}  // namespace array
 
 namespace {
 
-std::shared_ptr<detail::ArrayNode> new_node(Shape shape, Dtype dtype, const char* what) {
-  detail::checked_size(shape, what);
-  auto node = std::make_shared<detail::ArrayNode>();
-  node->strides = detail::row_major_strides(shape);
+std::shared_ptr<array::ArrayNode> new_node(Shape shape, Dtype dtype, const char* what) {
+  array::checked_size(shape, what);
+  auto node = std::make_shared<array::ArrayNode>();
+  node->strides = array::row_major_strides(shape);
   node->shape = std::move(shape);
   node->dtype = dtype;
   // Under a CPU scope the values wait on the host; apply is what refuses to run there.
@@ -76,8 +76,8 @@ std::shared_ptr<detail::ArrayNode> new_node(Shape shape, Dtype dtype, const char
 }
 
 // A view shares the root's data; views of views point at the root directly.
-std::shared_ptr<detail::ArrayNode> new_view(const std::shared_ptr<detail::ArrayNode>& of) {
-  auto view = std::make_shared<detail::ArrayNode>();
+std::shared_ptr<array::ArrayNode> new_view(const std::shared_ptr<array::ArrayNode>& of) {
+  auto view = std::make_shared<array::ArrayNode>();
   view->dtype = of->dtype;
   view->stream = of->stream;
   view->offset = of->offset;
@@ -105,7 +105,7 @@ Array Array::empty(Shape shape, Dtype dtype) {
   return Array(new_node(std::move(shape), dtype, "Array::empty: the shape"));
 }
 
-const detail::ArrayNode& Array::checked() const {
+const array::ArrayNode& Array::checked() const {
   if (node_ == nullptr) {
     throw Error(ErrorCode::InvalidArgument, "kreg: use of an empty Array handle");
   }
@@ -142,17 +142,17 @@ const Stream& Array::stream() const {
 
 void Array::eval() const {
   checked();
-  detail::evaluate(node_);
+  array::evaluate(node_);
 }
 
 void eval(const std::vector<Array>& arrays) {
-  std::vector<std::shared_ptr<detail::ArrayNode>> nodes;
+  std::vector<std::shared_ptr<array::ArrayNode>> nodes;
   nodes.reserve(arrays.size());
   for (const Array& a : arrays) {
     if (!a.valid()) throw Error(ErrorCode::InvalidArgument, "kreg: eval of an empty Array handle");
-    nodes.push_back(a.node());
+    nodes.push_back(array::ArrayAccess::node(a));
   }
-  detail::evaluate(nodes);
+  array::evaluate(nodes);
 }
 
 void Array::check_dtype(Dtype wanted) const {
@@ -164,13 +164,13 @@ void Array::check_dtype(Dtype wanted) const {
 
 void Array::copy_to_host(void* out) const {
   checked();
-  const std::vector<unsigned char> bytes = detail::host_values(node_);
+  const std::vector<unsigned char> bytes = array::host_values(node_);
   if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
 }
 
 void* Array::data() const {
   eval();
-  const detail::ArrayNode& node = *node_;
+  const array::ArrayNode& node = *node_;
   const auto address =
       node.buffer->address() + static_cast<std::uint64_t>(node.offset) * size_of(node.dtype);
   return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
@@ -183,7 +183,7 @@ Array Array::transpose() const {
 }
 
 Array Array::transpose(const std::vector<int>& axes) const {
-  const detail::ArrayNode& node = checked();
+  const array::ArrayNode& node = checked();
   const std::size_t n = node.shape.size();
   std::vector<bool> seen(n, false);
   if (axes.size() != n) {
@@ -205,7 +205,7 @@ Array Array::transpose(const std::vector<int>& axes) const {
 }
 
 Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step) const {
-  const detail::ArrayNode& node = checked();
+  const array::ArrayNode& node = checked();
   const int n = static_cast<int>(node.shape.size());
   if (axis < 0 || axis >= n) {
     throw Error(ErrorCode::InvalidArgument, "kreg: slice: axis " + std::to_string(axis) +

@@ -114,11 +114,11 @@ Array from_dlpack(DLManagedTensor* tensor) {
   const int device = t.device.device_id;
   cuda::check_device(device);  // before the tensor is taken over
 
-  auto node = std::make_shared<detail::ArrayNode>();
+  auto node = std::make_shared<array::ArrayNode>();
   node->shape.assign(t.shape, t.shape + t.ndim);
-  detail::checked_size(node->shape, "from_dlpack: the tensor");
+  array::checked_size(node->shape, "from_dlpack: the tensor");
   node->strides = t.strides != nullptr ? Shape(t.strides, t.strides + t.ndim)
-                                       : detail::row_major_strides(node->shape);
+                                       : array::row_major_strides(node->shape);
   node->dtype = dtype;
   const Device selected = current_device();
   node->stream =
@@ -128,12 +128,12 @@ Array from_dlpack(DLManagedTensor* tensor) {
                                       node->stream.native().native, [tensor] {
                                         if (tensor->deleter != nullptr) tensor->deleter(tensor);
                                       });
-  return Array(std::move(node));
+  return array::ArrayAccess::make(std::move(node));
 }
 
 DLManagedTensor* to_dlpack(const Array& array, std::optional<StreamRef> consumer) {
   array.eval();
-  const detail::ArrayNode& node = *array.node();
+  const kreg::array::ArrayNode& node = *kreg::array::ArrayAccess::node(array);
   const int device = node.stream.device();
   {
     cuda::ContextScope context(device);

@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_set>
 
-namespace kreg::detail {
+namespace kreg::array {
 namespace {
 
 // The layout argument of the built-in strided_copy kernels (kernels/copy.cu).
@@ -57,7 +57,7 @@ void run_producer(const std::shared_ptr<Primitive>& producer) {
 void dependencies(const ArrayNode& node, std::vector<std::shared_ptr<ArrayNode>>& out) {
   if (node.base != nullptr) out.push_back(node.base);
   if (node.producer != nullptr) {
-    for (const Array& input : node.producer->inputs) out.push_back(input.node());
+    for (const Array& input : node.producer->inputs) out.push_back(ArrayAccess::node(input));
   }
 }
 
@@ -109,7 +109,8 @@ void evaluate(const std::shared_ptr<ArrayNode>& node) {
   if (node->base == nullptr && node->producer != nullptr) {
     const auto& inputs = node->producer->inputs;
     const bool ready = std::all_of(inputs.begin(), inputs.end(), [](const Array& input) {
-      return input.node()->evaluated() || !input.node()->host.empty();
+      const ArrayNode& node = *ArrayAccess::node(input);
+      return node.evaluated() || !node.host.empty();
     });
     if (ready) {
       run_producer(node->producer);
@@ -189,4 +190,4 @@ std::vector<unsigned char> host_values(const std::shared_ptr<ArrayNode>& node) {
   return out;
 }
 
-}  // namespace kreg::detail
+}  // namespace kreg::array

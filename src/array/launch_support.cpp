@@ -5,7 +5,7 @@
 #include "cuda/stream.hpp"
 #include "cuda/stream_state.hpp"
 
-namespace kreg::detail {
+namespace kreg::array {
 
 void place_on_device(ArrayNode& node, const Stream& stream, std::string_view owner,
                      std::string_view input) {
@@ -32,7 +32,7 @@ Array pending_output(const std::shared_ptr<Primitive>& producer, Shape shape, Dt
   node->stream = stream;
   node->producer = producer;
   producer->outputs.push_back(node);
-  return Array(std::move(node));
+  return ArrayAccess::make(std::move(node));
 }
 
 const ArrayNode& LaunchInputs::pointer(const std::shared_ptr<ArrayNode>& input, bool row_major) {
@@ -95,4 +95,4 @@ void ArrayLaunch::publish(const std::vector<std::shared_ptr<ArrayNode>>& live) {
   }
 }
 
-}  // namespace kreg::detail
+}  // namespace kreg::array

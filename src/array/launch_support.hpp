@@ -22,7 +22,7 @@ namespace kreg {
 class Kernel;
 }  // namespace kreg
 
-namespace kreg::detail {
+namespace kreg::array {
 
 // At apply time: an input read through a pointer must be in the memory of `stream`'s GPU.
 // Values still on the host move to it; anything on another GPU is an InvalidArgument that
@@ -89,4 +89,4 @@ class ArrayLaunch {
   std::vector<std::shared_ptr<cuda::Buffer>> buffers_;
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::array

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-namespace kreg::detail {
+namespace kreg::array {
 
 struct ArrayNode;
 
@@ -59,4 +59,10 @@ std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node, co
 // them, else copied from the GPU (waiting for its stream).
 std::vector<unsigned char> host_values(const std::shared_ptr<ArrayNode>& node);
 
-}  // namespace kreg::detail
+// Array's friend: the node behind an Array, and an Array around a node.
+struct ArrayAccess {
+  static const std::shared_ptr<ArrayNode>& node(const Array& a) noexcept { return a.node_; }
+  static Array make(std::shared_ptr<ArrayNode> node) { return Array(std::move(node)); }
+};
+
+}  // namespace kreg::array

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-namespace kreg::detail {
+namespace kreg::array {
 
 // Parameter values, each at its natural alignment, and the pointer array the driver reads.
 // Kept inline for the usual few dozen parameters: this is on every launch. Each pointer is
@@ -49,4 +49,4 @@ class Parameters {
   std::vector<std::vector<unsigned char>> spill_;
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::array

@@ -1,5 +1,7 @@
 #include <kreg/binary.hpp>
 
+#include "core/binary_parts.hpp"
+
 namespace kreg {
 
 const char* to_string(Origin origin) noexcept {
@@ -11,16 +13,15 @@ const char* to_string(Origin origin) noexcept {
   return "unknown";
 }
 
-Binary::Binary(std::string source_name, std::string key, std::string arch, Origin origin,
-               std::vector<char> image, std::vector<Symbol> symbols, std::string log, double ms)
-    : source_name_(std::move(source_name)),
-      key_(std::move(key)),
-      arch_(std::move(arch)),
-      origin_(origin),
-      image_(std::move(image)),
-      symbols_(std::move(symbols)),
-      log_(std::move(log)),
-      ms_(ms) {}
+Binary::Binary(core::BinaryParts parts)
+    : source_name_(std::move(parts.source_name)),
+      key_(std::move(parts.key)),
+      arch_(std::move(parts.arch)),
+      origin_(parts.origin),
+      image_(std::move(parts.image)),
+      symbols_(std::move(parts.symbols)),
+      log_(std::move(parts.log)),
+      ms_(parts.ms) {}
 
 std::string_view Binary::symbol(std::string_view name) const noexcept {
   for (const Symbol& s : symbols_) {

@@ -4,7 +4,7 @@
 #include <span>
 #include <string_view>
 
-namespace kreg::detail {
+namespace kreg::core {
 
 struct EmbeddedFile {
   std::string_view name;  // path relative to its base folder, e.g. "kreg/kernel.cuh"
@@ -16,4 +16,4 @@ std::span<const EmbeddedFile> embedded_headers();
 // The built-in kernel sources from kernels/, named by file ("elementwise.cu").
 std::span<const EmbeddedFile> embedded_sources();
 
-}  // namespace kreg::detail
+}  // namespace kreg::core

@@ -28,7 +28,7 @@ std::string dims(Dim3 d) {
 Kernel::Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
                std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
                std::vector<std::size_t> parameter_sizes, bool parameters_known,
-               std::shared_ptr<const detail::LaunchContext> context)
+               std::shared_ptr<const cuda::LaunchContext> context)
     : name_(std::move(name)),
       label_(std::move(label)),
       binary_(std::move(binary)),
@@ -73,7 +73,7 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
   if (shared_bytes > std::numeric_limits<unsigned>::max()) {
     invalid(label_, std::to_string(shared_bytes) + " bytes of shared memory do not fit a launch");
   }
-  const detail::LaunchContext& context = *context_;
+  const cuda::LaunchContext& context = *context_;
   const cuda::DriverApi& api = *context.api;
   auto launch = [&] {
     return api.cuLaunchKernel(reinterpret_cast<CUfunction>(handle_), grid.x, grid.y, grid.z,
@@ -128,7 +128,7 @@ void* Kernel::function(int device) const {
   return function;
 }
 
-namespace detail {
+namespace cuda {
 
 std::shared_ptr<const LaunchContext> KernelFactory::make_context(
     std::shared_ptr<const cuda::Device> device, bool nvtx) {
@@ -183,5 +183,5 @@ std::unique_ptr<Kernel> KernelFactory::make(std::string name, std::string label,
                                             std::move(sizes), known, std::move(context)));
 }
 
-}  // namespace detail
+}  // namespace cuda
 }  // namespace kreg

@@ -13,7 +13,7 @@ class Device;
 class Library;
 }  // namespace kreg::cuda
 
-namespace kreg::detail {
+namespace kreg::cuda {
 
 class KernelFactory {
  public:
@@ -29,4 +29,4 @@ class KernelFactory {
                                       std::shared_ptr<const LaunchContext> context);
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::cuda

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-namespace kreg::detail {
+namespace kreg::cuda {
 
 struct LaunchContext {
   const cuda::DriverApi* api = nullptr;
@@ -15,4 +15,4 @@ struct LaunchContext {
   bool nvtx = false;  // KREG_NVTX: wrap launches in ranges named by the label
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::cuda

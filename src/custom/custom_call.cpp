@@ -71,29 +71,29 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
   return *ready;
 }
 
-void CustomCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) {
+void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream.device();
-  detail::ArrayLaunch launch(stream, variant->output_dtypes.size());
+  array::ArrayLaunch launch(stream, variant->output_dtypes.size());
   const Kernel& kernel = variant->kernel(device, kernel_name);
   if (shared_memory > std::size_t{48} * 1024) {
     cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
   }
 
-  detail::Parameters& params = launch.parameters();
+  array::Parameters& params = launch.parameters();
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::shared_ptr<detail::ArrayNode>& input = inputs[i].node();
-    const detail::ArrayNode* node = input.get();
+    const std::shared_ptr<array::ArrayNode>& input = array::ArrayAccess::node(inputs[i]);
+    const array::ArrayNode* node = input.get();
     Shape packed;  // strides of a by-value input, which is always packed row-major
     const Shape* strides = nullptr;
     if (variant->kinds[i] == InputKind::Pointer) {
       node = &launch.input(input, ensure_row_contiguous);
       strides = &node->strides;
-      params.add(detail::element_address(*node));
+      params.add(array::element_address(*node));
     } else {
       // By value: the launch copies the elements, row-major, into the parameter space.
-      const std::vector<unsigned char> values = detail::host_values(input);
+      const std::vector<unsigned char> values = array::host_values(input);
       params.add(values.data(), values.size(), size_of(node->dtype));
-      packed = detail::row_major_strides(node->shape);
+      packed = array::row_major_strides(node->shape);
       strides = &packed;
     }
     const InputParams& wanted = variant->params[i];

@@ -16,9 +16,9 @@
 
 namespace kreg::custom {
 
-class CustomCall final : public detail::Primitive {
+class CustomCall final : public array::Primitive {
  public:
-  void run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) override;
+  void run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) override;
 
   std::string kernel_name;
   std::shared_ptr<Variant> variant;

@@ -97,7 +97,7 @@ std::string hex(std::uint64_t value) {
 CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_names,
                            std::vector<std::string> output_names, std::string source,
                            CustomKernelOptions options)
-    : state_(std::make_shared<detail::CustomKernelState>()) {
+    : state_(std::make_shared<custom::CustomKernelState>()) {
   if (!custom::is_identifier(name)) {
     throw Error(ErrorCode::InvalidArgument,
                 "kreg: custom kernel name '" + name + "' is not a C++ identifier");
@@ -139,7 +139,7 @@ const std::string& CustomKernel::name() const noexcept {
 
 namespace {
 
-std::shared_ptr<custom::Variant> variant_for(detail::CustomKernelState& state,
+std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
                                              const std::vector<Array>& inputs,
                                              const std::vector<OutputSpec>& outputs,
                                              const ApplyOptions& options) {
@@ -158,7 +158,7 @@ std::shared_ptr<custom::Variant> variant_for(detail::CustomKernelState& state,
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string what =
         "custom kernel '" + kernel + "': output '" + state.output_names[i] + "'";
-    detail::checked_size(outputs[i].shape, what.c_str());
+    array::checked_size(outputs[i].shape, what.c_str());
     const Dtype d = outputs[i].dtype;
     const bool atomic_capable = d == Dtype::Int32 || d == Dtype::UInt32 || d == Dtype::Int64 ||
                                 d == Dtype::UInt64 || d == Dtype::Float32 || d == Dtype::Float64;
@@ -252,7 +252,8 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
   std::shared_ptr<custom::Variant> variant = variant_for(*state_, inputs, outputs, options);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (variant->kinds[i] == custom::InputKind::Pointer) {
-      detail::place_on_device(*inputs[i].node(), stream, state_->what, state_->input_names[i]);
+      array::place_on_device(*array::ArrayAccess::node(inputs[i]), stream, state_->what,
+                             state_->input_names[i]);
     }
   }
   if (options.verbose) {
@@ -276,7 +277,7 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
   result.reserve(outputs.size());
   call->outputs.reserve(outputs.size());
   for (const OutputSpec& spec : outputs) {
-    result.push_back(detail::pending_output(call, spec.shape, spec.dtype, stream));
+    result.push_back(array::pending_output(call, spec.shape, spec.dtype, stream));
     call->output_sizes.push_back(result.back().size());
   }
   return result;

@@ -38,7 +38,7 @@ struct Variant {
 
 }  // namespace kreg::custom
 
-namespace kreg::detail {
+namespace kreg::custom {
 
 struct CustomKernelState {
   std::string name;
@@ -52,4 +52,4 @@ struct CustomKernelState {
   std::vector<std::shared_ptr<custom::Variant>> variants;
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::custom

@@ -25,32 +25,33 @@ std::vector<Array> KernelCall::launch(const std::shared_ptr<KernelCall>& call,
                                       const std::vector<std::pair<Shape, Dtype>>& outputs) {
   call->stream_ = current_stream();  // refuses under a CPU scope
   for (std::size_t i = 0; i < call->inputs.size(); ++i) {
-    detail::place_on_device(*call->inputs[i].node(), call->stream_, call->entry_,
-                            std::to_string(i));
+    array::place_on_device(*array::ArrayAccess::node(call->inputs[i]), call->stream_, call->entry_,
+                           std::to_string(i));
   }
   std::vector<Array> result;
   result.reserve(outputs.size());
   call->outputs.reserve(outputs.size());
   for (const auto& [shape, dtype] : outputs) {
-    result.push_back(detail::pending_output(call, shape, dtype, call->stream_));
+    result.push_back(array::pending_output(call, shape, dtype, call->stream_));
     call->output_specs_.emplace_back(result.back().size(), dtype);
   }
   return result;
 }
 
-void KernelCall::run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) {
+void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream_.device();
-  detail::ArrayLaunch launch(stream_, output_specs_.size());
+  array::ArrayLaunch launch(stream_, output_specs_.size());
   for (const auto& [count, dtype] : output_specs_) launch.output(count, dtype);
   if (grid_.x > 0) {  // zero rows or elements: nothing to launch
     const Kernel& kernel = device_registry(device).get(builtin_, constants_);
-    std::vector<const detail::ArrayNode*> nodes;
+    std::vector<const array::ArrayNode*> nodes;
     nodes.reserve(inputs.size());
-    for (const Array& input : inputs) nodes.push_back(&launch.input(input.node(), true));
-    detail::Parameters& params = launch.parameters();
+    for (const Array& input : inputs)
+      nodes.push_back(&launch.input(array::ArrayAccess::node(input), true));
+    array::Parameters& params = launch.parameters();
     for (const Arg& arg : args_) {
       switch (arg.kind) {
-        case Arg::Kind::Input: params.add(detail::element_address(*nodes[arg.index])); break;
+        case Arg::Kind::Input: params.add(array::element_address(*nodes[arg.index])); break;
         case Arg::Kind::Output: params.add(launch.output_buffer(arg.index).address()); break;
         case Arg::Kind::Null: params.add(std::uint64_t{0}); break;
         case Arg::Kind::Value: params.add(arg.bytes, arg.size, arg.size); break;

@@ -41,7 +41,7 @@ struct Contract<void(P...)> {
                                                    0};  // NOLINT(bugprone-sizeof-expression)
 };
 
-class KernelCall final : public detail::Primitive {
+class KernelCall final : public array::Primitive {
  public:
   struct Output {
     std::size_t index;  // the pointer of output `index`
@@ -89,7 +89,7 @@ class KernelCall final : public detail::Primitive {
   static std::vector<Array> launch(const std::shared_ptr<KernelCall>& call,
                                    const std::vector<std::pair<Shape, Dtype>>& outputs);
 
-  void run(const std::vector<std::shared_ptr<detail::ArrayNode>>& live) override;
+  void run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) override;
 
  private:
   struct Arg {

@@ -10,7 +10,7 @@
 #include <map>
 #include <thread>
 
-namespace kreg::detail {
+namespace kreg::registry {
 
 unsigned RegistryImpl::prewarm_threads() const {
   return options_.prewarm_threads != 0 ? options_.prewarm_threads
@@ -126,4 +126,4 @@ PrewarmReport RegistryImpl::prewarm_all(const ProgressCallback& progress) {
   return report;
 }
 
-}  // namespace kreg::detail
+}  // namespace kreg::registry

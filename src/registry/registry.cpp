@@ -8,7 +8,7 @@
 namespace kreg {
 
 Registry::Registry(RegistryOptions options)
-    : impl_(std::make_unique<detail::RegistryImpl>(std::move(options))) {}
+    : impl_(std::make_unique<registry::RegistryImpl>(std::move(options))) {}
 
 Registry::~Registry() = default;
 

@@ -1,6 +1,7 @@
 #include "registry/registry_impl.hpp"
 
 #include "compiler/cubin.hpp"
+#include "core/binary_parts.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
 #include "core/hash.hpp"
@@ -19,7 +20,7 @@
 #include <filesystem>
 #include <set>
 
-namespace kreg::detail {
+namespace kreg::registry {
 namespace {
 
 // A message of a lower layer, to be quoted in one that names the kernel.
@@ -58,7 +59,7 @@ RegistryImpl::RegistryImpl(RegistryOptions options)
       workers_(options_.compile_processes, prewarm_threads()),
       chain_(options_, counters_, workers_, options_.warm_compiler ? &warm_up_ : nullptr) {
   if (options_.builtins) {
-    for (const EmbeddedFile& file : embedded_sources()) {
+    for (const core::EmbeddedFile& file : core::embedded_sources()) {
       auto source = std::make_shared<registry::Source>(registry::parse_source(
           std::filesystem::path(file.name).stem().string(), std::string(file.text), {}));
       source->id = next_source_id_++;
@@ -161,9 +162,9 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r,
       symbols.push_back({entry.name, std::move(symbol)});
     }
   }
-  auto binary = std::make_shared<const Binary>(r.source->name, request.key, request.arch,
-                                               found.origin, std::move(result.image),
-                                               std::move(symbols), std::move(result.log), found.ms);
+  auto binary = std::make_shared<const Binary>(core::BinaryParts{
+      r.source->name, request.key, request.arch, found.origin, std::move(result.image),
+      std::move(symbols), std::move(result.log), found.ms});
   std::lock_guard lock(mutex_);
   all_binaries_.push_back(binary);
   return binary;
@@ -208,12 +209,12 @@ bool RegistryImpl::current(std::string_view name, std::uint64_t id) const {
   return source && source->id == id;
 }
 
-const std::shared_ptr<const LaunchContext>& RegistryImpl::launch_context() {
+const std::shared_ptr<const cuda::LaunchContext>& RegistryImpl::launch_context() {
   std::lock_guard lock(device_mutex_);
   if (!launch_) {
     auto device = std::make_shared<const cuda::Device>(options_.device);
     device_arch_ = device->info().arch();
-    launch_ = KernelFactory::make_context(device, nvtx_);
+    launch_ = cuda::KernelFactory::make_context(device, nvtx_);
     device_ = std::move(device);
   }
   return launch_;
@@ -232,7 +233,7 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
   if (const Kernel* kernel = entry.kernel.load(std::memory_order_acquire)) return *kernel;
   std::lock_guard entry_lock(entry.load_mutex);
   if (const Kernel* kernel = entry.kernel.load(std::memory_order_acquire)) return *kernel;
-  std::shared_ptr<const LaunchContext> context = launch_context();
+  std::shared_ptr<const cuda::LaunchContext> context = launch_context();
   registry::BinarySlot& slot = *entry.slot;
   const Binary& binary = *slot.binary;
   std::shared_ptr<const cuda::Library> library;
@@ -252,7 +253,7 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
       library = slot.library;
     }
     const std::string_view symbol = binary.symbol(entry.entry);
-    auto kernel = KernelFactory::make(entry.name, entry.label, slot.binary, std::move(library),
+    auto kernel = cuda::KernelFactory::make(entry.name, entry.label, slot.binary, std::move(library),
                                       symbol, std::move(context));
     std::lock_guard lock(mutex_);
     all_kernels_.push_back(std::move(kernel));
@@ -373,4 +374,4 @@ std::string RegistryImpl::arch() {
   return device_arch_;
 }
 
-}  // namespace kreg::detail
+}  // namespace kreg::registry

@@ -25,7 +25,7 @@ namespace kreg::cuda {
 class Device;
 }
 
-namespace kreg::detail {
+namespace kreg::registry {
 
 // One (entry, constant set): its binary, and its loaded kernel once there is one.
 struct CacheEntry {
@@ -107,7 +107,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   bool current(std::string_view name, std::uint64_t id) const;
   const Kernel& load(const CacheEntry& entry);
   bool device_present();
-  const std::shared_ptr<const LaunchContext>& launch_context();
+  const std::shared_ptr<const cuda::LaunchContext>& launch_context();
   std::string target_arch(const registry::Source& source);
   // Returns "label: reason" for each request that failed; counts the ready ones.
   std::vector<std::string> prewarm_items(const std::vector<KernelRequest>& requests,
@@ -136,11 +136,11 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
 
   std::mutex device_mutex_;
   std::shared_ptr<const cuda::Device> device_;
-  std::shared_ptr<const LaunchContext> launch_;
+  std::shared_ptr<const cuda::LaunchContext> launch_;
   std::string device_arch_;
 
   std::mutex pool_mutex_;
   std::unique_ptr<core::ThreadPool> pool_;  // after workers_ and chain_, which its tasks use
 };
 
-}  // namespace kreg::detail
+}  // namespace kreg::registry

@@ -36,7 +36,7 @@ compiler::Request make_request(const Source& source, const std::vector<core::Con
   request.program_name = source.name + ".cu";
   request.source = source.text;
   request.arch = arch;
-  for (const detail::EmbeddedFile& header : detail::embedded_headers()) {
+  for (const core::EmbeddedFile& header : core::embedded_headers()) {
     request.headers.push_back({header.name, header.text});
   }
   request.options = {"-std=c++17"};

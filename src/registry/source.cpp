@@ -252,7 +252,7 @@ void read_named_indices(const std::vector<Token>& t, std::map<std::string, int, 
 const std::map<std::string, int, std::less<>>& named_indices() {
   static const std::map<std::string, int, std::less<>> table = [] {
     std::map<std::string, int, std::less<>> out;
-    for (const detail::EmbeddedFile& header : detail::embedded_headers()) {
+    for (const core::EmbeddedFile& header : core::embedded_headers()) {
       read_named_indices(tokenize(strip_comments(header.text)), out);
     }
     return out;
