@@ -10,8 +10,8 @@
 // kreg:entry gelu_bf16=gelu<kreg::bfloat16>
 // kreg:specialization 200:b1
 #include <kreg/contracts/activation.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, tanh_form, kreg::contracts::activation::kTanhForm, false);
 

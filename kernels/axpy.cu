@@ -1,7 +1,7 @@
 // y[i] = alpha * x[i] + y[i], as a template instantiated for each element type.
 // kreg:entry axpy_f32=axpy<float>
 // kreg:entry axpy_f64=axpy<double>
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 
 template <typename T>
 __global__ void axpy(T alpha, const T* __restrict__ x, T* __restrict__ y, unsigned n) {

@@ -17,8 +17,8 @@
 // kreg:entry scale_f16=scale<kreg::half>
 // kreg:entry scale_bf16=scale<kreg::bfloat16>
 #include <kreg/contracts/binary.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 template <int Op>
 __device__ inline float apply_op(float x, float y) {

@@ -5,8 +5,8 @@
 // kreg:entry cast_f32_bf16=cast<float, kreg::bfloat16>
 // kreg:entry cast_bf16_f32=cast<kreg::bfloat16, float>
 #include <kreg/contracts/cast.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 template <typename From, typename To>
 __global__ void cast(const From* __restrict__ in, To* __restrict__ out, unsigned long long n) {

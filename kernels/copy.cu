@@ -5,7 +5,7 @@
 // kreg:entry strided_copy_2=strided_copy<unsigned short>
 // kreg:entry strided_copy_4=strided_copy<unsigned int>
 // kreg:entry strided_copy_8=strided_copy<unsigned long long>
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 
 struct CopyLayout {
   int ndim;

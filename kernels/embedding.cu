@@ -8,8 +8,8 @@
 // kreg:entry embedding_f16_i64=embedding<kreg::half, long long>
 // kreg:entry embedding_bf16_i64=embedding<kreg::bfloat16, long long>
 #include <kreg/contracts/embedding.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 // The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T, typename I>

@@ -4,8 +4,8 @@
 // kreg:entry gemv_f16=gemv<kreg::half>
 // kreg:entry gemv_bf16=gemv<kreg::bfloat16>
 #include <kreg/contracts/gemv.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 template <typename W>
 __global__ void gemv(const W* __restrict__ w, const float* __restrict__ x, float* __restrict__ y,

@@ -11,8 +11,8 @@
 // kreg:specialization 200:b0|201:b0
 // kreg:specialization 201:b0
 #include <kreg/contracts/layer_norm.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, has_weight, kreg::contracts::layer_norm::kHasWeight, true);
 KREG_CONSTANT_DEFAULT(bool, has_bias, kreg::contracts::layer_norm::kHasBias, true);

@@ -4,7 +4,7 @@
 //   constant 300 (int, required): the exponent, >= 0
 // kreg:specialization 300:i2
 // kreg:specialization 200:b1|300:i3
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, negate, 200, false);
 KREG_CONSTANT(int, exponent, 300);

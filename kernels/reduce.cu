@@ -11,8 +11,8 @@
 // kreg:entry argmax_f16=argmax<kreg::half>
 // kreg:entry argmax_bf16=argmax<kreg::bfloat16>
 #include <kreg/contracts/reduce.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 // The op launches up to 1024 threads a block; the bound keeps every size launchable.
 template <typename T, int Op>

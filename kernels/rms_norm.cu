@@ -10,8 +10,8 @@
 // kreg:specialization 200:b0
 // kreg:specialization 200:b0|201:b1
 #include <kreg/contracts/rms_norm.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, has_weight, kreg::contracts::rms_norm::kHasWeight, true);
 KREG_CONSTANT_DEFAULT(bool, add_residual, kreg::contracts::rms_norm::kAddResidual, false);

@@ -13,8 +13,8 @@
 // kreg:specialization 201:b1
 // kreg:specialization 200:b1|201:b1
 #include <kreg/contracts/rope.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, neox, kreg::contracts::rope::kNeox, false);
 KREG_CONSTANT_DEFAULT(bool, has_positions, kreg::contracts::rope::kHasPositions, false);

@@ -11,8 +11,8 @@
 // kreg:entry softmax_bf16=softmax<kreg::bfloat16>
 // kreg:specialization 200:b1
 #include <kreg/contracts/softmax.cuh>
-#include <kreg/kernel.cuh>
-#include <kreg/vec.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(bool, has_mask, kreg::contracts::softmax::kHasMask, false);
 

@@ -14,7 +14,7 @@
 // kreg:entry transpose_4=transpose<unsigned int, 2>
 // kreg:entry transpose_8=transpose<unsigned long long, 1>
 #include <kreg/contracts/transpose.cuh>
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 
 template <typename T, unsigned P>
 struct alignas(sizeof(T) * P) Pack {

@@ -2,12 +2,14 @@
 /// \file
 /// Element types of arrays and custom kernels.
 
-#include <kreg/half.cuh>
-
 #include <cstddef>
 #include <cstdint>
 
 namespace kreg {
+
+// The 16-bit float types, for host and kernels alike, are in <kreg/half.cuh>.
+struct half;
+struct bfloat16;
 
 /// The element type of an `Array`.
 enum class Dtype {

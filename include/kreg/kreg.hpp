@@ -9,6 +9,7 @@
 #include <kreg/custom_kernel.hpp>
 #include <kreg/dtype.hpp>
 #include <kreg/error.hpp>
+#include <kreg/half.cuh>
 #include <kreg/kernel.hpp>
 #include <kreg/ops.hpp>
 #include <kreg/registry.hpp>

@@ -76,11 +76,11 @@ Generated generate(const KernelSpec& spec) {
   for (const auto& arg : spec.template_args) {
     if (const auto* d = std::get_if<Dtype>(&arg.second)) float16 = float16 || is_16(*d);
   }
-  out += "#include <kreg/custom_types.cuh>\n";
-  if (float16) out += "#include <kreg/custom_float16.cuh>\n";
-  if (barriers) out += "#include <kreg/custom_barrier.cuh>\n";
-  if (simd) out += "#include <kreg/custom_simd.cuh>\n";
-  if (atomics) out += "#include <kreg/custom_atomic.cuh>\n";
+  out += "#include <kreg/device/custom_types.cuh>\n";
+  if (float16) out += "#include <kreg/device/custom_float16.cuh>\n";
+  if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
+  if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";
+  if (atomics) out += "#include <kreg/device/custom_atomic.cuh>\n";
   if (!spec.header.empty()) {
     out += spec.header;
     if (spec.header.back() != '\n') out += '\n';

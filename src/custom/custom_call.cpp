@@ -1,5 +1,6 @@
 #include "custom/custom_call.hpp"
 
+#include <kreg/device/half.cuh>
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"

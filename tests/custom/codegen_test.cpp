@@ -45,7 +45,7 @@ TEST(Codegen, SeedExampleIsExactlyThis) {
                                  {{"a", Dtype::Float32, InputKind::Pointer, 4}}));
   EXPECT_EQ(generated.source,
             "// kreg custom kernel 'k'\n"
-            "#include <kreg/custom_types.cuh>\n"
+            "#include <kreg/device/custom_types.cuh>\n"
             "\n"
             "__global__ void kreg_custom_k(\n"
             "    const float* __restrict__ a,\n"
@@ -203,7 +203,7 @@ TEST(Codegen, MetalStyleBodyCompilesUnchanged) {
 
 TEST(Codegen, IncludesOnlyThePreamblePartsTheKernelUses) {
   auto includes = [](const custom::Generated& g, const char* part) {
-    return contains(g.source, std::string("#include <kreg/") + part + ".cuh>");
+    return contains(g.source, std::string("#include <kreg/device/") + part + ".cuh>");
   };
   const InputSpec a{"a", Dtype::Float32, InputKind::Pointer, 100};
   const auto plain = custom::generate(spec_with("out[0] = a[0];", {a}));
@@ -231,14 +231,14 @@ TEST(Codegen, IncludesOnlyThePreamblePartsTheKernelUses) {
 TEST(Codegen, TheWholePreambleCompilesInAHandWrittenSource) {
   custom::Generated whole;
   whole.source =
-      "#include <kreg/custom.cuh>\n"
+      "#include <kreg/device/custom.cuh>\n"
       "__global__ void all_parts(kreg::atomic<float>* out, const float16_t* h) {\n"
       "  float v = simd_sum(float(h[threadIdx.x]));\n"
       "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
       "  atomic_fetch_add_explicit(&out[0], v, memory_order_relaxed);\n"
       "}\n";
   whole.expression = "all_parts";
-  expect_compiles(whole, "kreg/custom.cuh");
+  expect_compiles(whole, "kreg/device/custom.cuh");
 }
 
 TEST(Codegen, NumberedListingNumbersEveryLine) {

@@ -285,7 +285,7 @@ void check_includes(const Definition& def, std::string_view includes) {
   const auto included = [&](std::string_view part) {
     return includes.find("#include <kreg/" + std::string(part) + ".cuh>\n") != std::string::npos;
   };
-  KREG_FUZZ_CHECK(includes.starts_with("#include <kreg/custom_types.cuh>\n"), "no base preamble");
+  KREG_FUZZ_CHECK(includes.starts_with("#include <kreg/device/custom_types.cuh>\n"), "no base preamble");
   const std::string code = def.options.header + def.body;
   const struct {
     const char* word;

@@ -39,7 +39,7 @@ TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {
   Registry reg(test::sm90_options());
   reg.register_source("named", R"(
 #include <kreg/contracts/rms_norm.cuh>
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 KREG_CONSTANT(bool, flag, ::kreg::contracts::rms_norm::kAddResidual);
 extern "C" __global__ void named(int* out) { *out = flag; }
 )");
@@ -54,7 +54,7 @@ TEST(OpContracts, AnIndexNamedByNoHeaderIsRefusedByName) {
   Registry reg(test::sm90_options());
   const std::string m = expect_error(ErrorCode::InvalidArgument, [&] {
     reg.register_source("unnamed", R"(
-#include <kreg/kernel.cuh>
+#include <kreg/device/kernel.cuh>
 KREG_CONSTANT_DEFAULT(bool, flag, kreg::contracts::rms_norm::kNoSuchIndex, false);
 extern "C" __global__ void unnamed(int* out) { *out = flag; }
 )");

@@ -4,7 +4,7 @@
 /// purpose: a global `half` would clash with cuda_fp16.h in sources that include it. Use
 /// `float16_t`, or `kreg::half`.
 
-#include <kreg/half.cuh>
+#include <kreg/device/half.cuh>
 
 typedef kreg::half float16_t;
 typedef kreg::bfloat16 bfloat16_t;

@@ -4,7 +4,7 @@
 /// integers, Metal's scalar names, and `kreg::value_array` for arguments passed by value.
 /// Includes nothing under NVRTC, so that sources still compile with `-minimal`.
 
-#include <kreg/value_array.cuh>
+#include <kreg/device/value_array.cuh>
 
 // Under NVRTC these are the very types libcu++'s <cuda/std/cstdint> declares there (int64_t is
 // long long), so a source may include both. NVRTC predefines no __INT64_TYPE__ and the like to

@@ -2,7 +2,7 @@
 /// \file
 /// Metal's barriers and memory flags, on CUDA.
 
-#include <kreg/half.cuh>  // KREG_HOST_DEVICE
+#include <kreg/device/half.cuh>  // KREG_HOST_DEVICE
 
 /// Which memory a barrier orders; combine with `|` as in Metal.
 enum class mem_flags : unsigned {

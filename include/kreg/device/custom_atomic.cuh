@@ -3,8 +3,8 @@
 /// Metal's atomics on CUDA: `kreg::atomic<T>`, laid out as a plain T, with Metal's
 /// `atomic_*_explicit` functions and CUDA's `atomicAdd`-style names.
 
-#include <kreg/custom_float16.cuh>
-#include <kreg/custom_types.cuh>
+#include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_types.cuh>
 
 /// Metal's memory orders. CUDA's atomics are relaxed; any stronger order adds a device-wide
 /// fence on each side of the operation, which is at least as strong as what was asked for.

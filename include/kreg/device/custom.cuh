@@ -5,8 +5,8 @@
 /// that sources still compile with NVRTC's `-minimal`. Generated kernels include only the
 /// parts their body uses; this header is all of them, for hand-written sources.
 
-#include <kreg/custom_atomic.cuh>
-#include <kreg/custom_barrier.cuh>
-#include <kreg/custom_float16.cuh>
-#include <kreg/custom_simd.cuh>
-#include <kreg/custom_types.cuh>
+#include <kreg/device/custom_atomic.cuh>
+#include <kreg/device/custom_barrier.cuh>
+#include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_simd.cuh>
+#include <kreg/device/custom_types.cuh>

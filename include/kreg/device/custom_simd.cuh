@@ -2,8 +2,8 @@
 /// \file
 /// Metal's SIMD-group functions on CUDA warps of 32 lanes, over the full warp.
 
-#include <kreg/custom_float16.cuh>
-#include <kreg/custom_types.cuh>
+#include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_types.cuh>
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
