@@ -22,7 +22,8 @@
 set(KREG_LAYER_VIEWS ${CMAKE_BINARY_DIR}/layers)
 
 function(kreg_layer target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "TOOLKIT;CONTRACTS" "FOLDER" "DEPENDS;HEADERS;LIBS;SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TOOLKIT;CONTRACTS" "FOLDER"
+                        "DEPENDS;HEADERS;LIBS;SOURCES")
   set(folders ${arg_FOLDER})
   set(headers ${arg_HEADERS})
   foreach(dep IN LISTS arg_DEPENDS)

@@ -283,9 +283,11 @@ bool uses_16_bit(const Definition& def) {
 // The preamble parts the kernel needs are included (kreg may include more).
 void check_includes(const Definition& def, std::string_view includes) {
   const auto included = [&](std::string_view part) {
-    return includes.find("#include <kreg/" + std::string(part) + ".cuh>\n") != std::string::npos;
+    return includes.find("#include <kreg/device/" + std::string(part) + ".cuh>\n") !=
+           std::string::npos;
   };
-  KREG_FUZZ_CHECK(includes.starts_with("#include <kreg/device/custom_types.cuh>\n"), "no base preamble");
+  KREG_FUZZ_CHECK(includes.starts_with("#include <kreg/device/custom_types.cuh>\n"),
+                  "no base preamble");
   const std::string code = def.options.header + def.body;
   const struct {
     const char* word;
@@ -335,7 +337,7 @@ void check_source(const Definition& def, const std::string& source) {
   KREG_FUZZ_CHECK(rest.starts_with(banner), "no banner");
   rest.remove_prefix(banner.size());
   std::size_t includes_end = 0;
-  while (rest.substr(includes_end).starts_with("#include <kreg/")) {
+  while (rest.substr(includes_end).starts_with("#include <kreg/device/")) {
     includes_end = rest.find('\n', includes_end) + 1;
   }
   check_includes(def, rest.substr(0, includes_end));
