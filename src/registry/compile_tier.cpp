@@ -1,6 +1,7 @@
 #include "registry/compile_tier.hpp"
 
 #include "compiler/worker_pool.hpp"
+#include "core/error_text.hpp"
 #include "core/log.hpp"
 #include "registry/request.hpp"
 
@@ -8,13 +9,6 @@
 
 namespace kreg::registry {
 namespace {
-
-// A message of a lower layer, to be quoted in one that names the kernel.
-std::string without_prefix(std::string_view message) {
-  constexpr std::string_view kPrefix = "kreg: ";
-  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
-  return std::string(message);
-}
 
 std::string what_failed(const BuildRequest& r) {
   return "kreg: compiling '" + std::string(r.label) + "' (source '" + r.source.name + "', key '" +
@@ -38,7 +32,7 @@ std::optional<Found> CompileTier::find(const BuildRequest& r) {
   } catch (const Error& e) {
     // NVRTC itself failed (out of memory, say): the cause alone would not say which kernel.
     counters_.add(Counter::Failures);
-    throw Error(e.code(), what_failed(r) + ": " + without_prefix(e.what()));
+    throw Error(e.code(), what_failed(r) + ": " + core::without_prefix(e.what()));
   } catch (...) {
     counters_.add(Counter::Failures);
     throw;

@@ -4,6 +4,7 @@
 #include "core/binary_parts.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
+#include "core/error_text.hpp"
 #include "core/hash.hpp"
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
@@ -22,13 +23,6 @@
 
 namespace kreg::registry {
 namespace {
-
-// A message of a lower layer, to be quoted in one that names the kernel.
-std::string without_prefix(std::string_view message) {
-  constexpr std::string_view kPrefix = "kreg: ";
-  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
-  return std::string(message);
-}
 
 RegistryOptions checked(RegistryOptions options) {
   core::log_level();  // KREG_LOG is read once; a bad value is reported now, not at a first log
@@ -245,7 +239,8 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
         try {
           slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
         } catch (const Error& e) {
-          throw Error(e.code(), "kreg: kernel '" + entry.label + "': " + without_prefix(e.what()));
+          throw Error(e.code(),
+                      "kreg: kernel '" + entry.label + "': " + core::without_prefix(e.what()));
         }
         counters_.add(registry::Counter::Loads);
         counters_.add(registry::Counter::LoadNs, watch.nanoseconds());
@@ -253,8 +248,8 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
       library = slot.library;
     }
     const std::string_view symbol = binary.symbol(entry.entry);
-    auto kernel = cuda::KernelFactory::make(entry.name, entry.label, slot.binary, std::move(library),
-                                      symbol, std::move(context));
+    auto kernel = cuda::KernelFactory::make(entry.name, entry.label, slot.binary,
+                                            std::move(library), symbol, std::move(context));
     std::lock_guard lock(mutex_);
     all_kernels_.push_back(std::move(kernel));
     entry.kernel.store(all_kernels_.back().get(), std::memory_order_release);
