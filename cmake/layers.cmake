@@ -66,7 +66,8 @@ function(kreg_layer target)
   set_property(TARGET ${target} PROPERTY KREG_LAYER_VIEW ${view})
   target_include_directories(${target} PRIVATE ${view})
   target_include_directories(${target} SYSTEM PRIVATE ${KREG_XXHASH_INCLUDE_DIR}
-                                                      ${KREG_JSON_INCLUDE_DIR})
+                                                      ${KREG_JSON_INCLUDE_DIR}
+                                                      ${KREG_DLPACK_INCLUDE_DIR})
   if(arg_TOOLKIT)
     target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   endif()

@@ -7,7 +7,10 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace kreg {
 namespace {
@@ -80,6 +83,9 @@ struct Export {
   DLManagedTensor tensor{};
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> strides;
+  // The array's stream outlives the memory freed on it (members go in reverse order): an
+  // owned stream is not destroyed while a consumer still holds the tensor.
+  std::optional<Stream> stream;
   std::shared_ptr<cuda::Buffer> buffer;
   std::optional<StreamRef> consumer;
   int device = 0;
@@ -99,18 +105,57 @@ void delete_export(DLManagedTensor* tensor) {
   delete owner;
 }
 
+// A host tensor's elements in row-major order, gathered through its strides.
+std::vector<unsigned char> gather_host(const DLTensor& t, const Shape& shape, const Shape& strides,
+                                       std::size_t element) {
+  std::int64_t count = 1;
+  for (const std::int64_t d : shape) count *= d;
+  std::vector<unsigned char> out(static_cast<std::size_t>(count) * element);
+  if (count == 0) return out;
+  const auto* base = static_cast<const unsigned char*>(t.data) + t.byte_offset;
+  if (strides == array::row_major_strides(shape)) {
+    std::memcpy(out.data(), base, out.size());
+    return out;
+  }
+  const std::size_t rank = shape.size();
+  std::vector<std::int64_t> index(rank, 0);
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < rank; ++d) offset += index[d] * strides[d];
+    std::memcpy(out.data() + static_cast<std::size_t>(i) * element,
+                base + offset * static_cast<std::int64_t>(element), element);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-Array from_dlpack(DLManagedTensor* tensor) {
+Array from_dlpack(DLManagedTensor* tensor, DlpackRelease release) {
   if (tensor == nullptr) invalid("the tensor is null");
   const DLTensor& t = tensor->dl_tensor;
-  if (t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged) {
-    invalid("the tensor is not in CUDA device memory (device type " +
+  const bool host = t.device.device_type == kDLCPU || t.device.device_type == kDLCUDAHost;
+  if (!host && t.device.device_type != kDLCUDA && t.device.device_type != kDLCUDAManaged) {
+    invalid("the tensor is neither in CUDA device memory nor on the host (device type " +
             std::to_string(static_cast<int>(t.device.device_type)) + ")");
   }
   if (t.ndim < 0 || t.ndim > 8) invalid(std::to_string(t.ndim) + " dimensions (at most 8)");
   if (t.ndim > 0 && t.shape == nullptr) invalid("the shape is missing");
   const Dtype dtype = dtype_from(t.dtype);
+  if (host) {
+    Shape shape(t.shape, t.shape + t.ndim);
+    array::checked_size(shape, "from_dlpack: the tensor");
+    const Shape strides = t.strides != nullptr ? Shape(t.strides, t.strides + t.ndim)
+                                               : array::row_major_strides(shape);
+    const std::vector<unsigned char> values = gather_host(t, shape, strides, size_of(dtype));
+    Array array =
+        Array::from_bytes(values.data(), values.size() / size_of(dtype), dtype, std::move(shape));
+    if (tensor->deleter != nullptr) tensor->deleter(tensor);
+    return array;
+  }
   const int device = t.device.device_id;
   cuda::check_device(device);  // before the tensor is taken over
 
@@ -124,10 +169,12 @@ Array from_dlpack(DLManagedTensor* tensor) {
   node->stream =
       selected == Device::gpu(device) ? current_stream() : Stream::default_stream(device);
   const std::uint64_t address = reinterpret_cast<std::uint64_t>(t.data) + t.byte_offset;
-  node->buffer = cuda::Buffer::borrow(address, node->size() * size_of(dtype), device,
-                                      node->stream.native().native, [tensor] {
-                                        if (tensor->deleter != nullptr) tensor->deleter(tensor);
-                                      });
+  node->buffer = cuda::Buffer::borrow(
+      address, node->size() * size_of(dtype), device, node->stream.native().native,
+      [tensor] {
+        if (tensor->deleter != nullptr) tensor->deleter(tensor);
+      },
+      release == DlpackRelease::AfterStream);
   return array::ArrayAccess::make(std::move(node));
 }
 
@@ -146,6 +193,7 @@ DLManagedTensor* to_dlpack(const Array& array, std::optional<StreamRef> consumer
   auto owner = std::make_unique<Export>();
   owner->shape = node.shape;
   owner->strides = node.strides;
+  owner->stream = node.stream;
   owner->buffer = node.buffer;
   owner->consumer = consumer;
   owner->device = device;

@@ -151,8 +151,9 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes, int device, void* st
 }
 
 std::shared_ptr<Buffer> Buffer::borrow(std::uint64_t address, std::size_t bytes, int device,
-                                       void* stream, std::function<void()> release) {
+                                       void* stream, std::function<void()> release, bool wait) {
   std::shared_ptr<Buffer> buffer(new Buffer());
+  buffer->wait_ = wait;
   buffer->stream_ = stream;
   buffer->address_ = address;
   buffer->bytes_ = bytes;
@@ -163,7 +164,7 @@ std::shared_ptr<Buffer> Buffer::borrow(std::uint64_t address, std::size_t bytes,
 
 Buffer::~Buffer() {
   if (release_) {
-    const DriverApi* api = driver_api();
+    const DriverApi* api = wait_ ? driver_api() : nullptr;
     if (api != nullptr) {
       try {
         ContextScope context(device_);

@@ -23,11 +23,13 @@ class Buffer {
   // which saves the driver's stream-ordered free and allocation on every launch.
   static std::shared_ptr<Buffer> allocate(std::size_t bytes, int device, void* stream,
                                           bool reusable = false);
-  // Wraps memory kreg does not own. Before `release` runs, kreg waits for `stream`, which
-  // every use of the memory is ordered before: the owner may reuse it at once. `release`
-  // must not throw.
+  // Wraps memory kreg does not own. `release` must not throw. With `wait`, kreg waits for
+  // `stream`, which every use of the memory is ordered before, before `release` runs: the
+  // owner may then reuse it at once. Without, `release` runs at once, for owners that reuse
+  // memory only in the order of `stream` (stream-ordered caching allocators).
   static std::shared_ptr<Buffer> borrow(std::uint64_t address, std::size_t bytes, int device,
-                                        void* stream, std::function<void()> release);
+                                        void* stream, std::function<void()> release,
+                                        bool wait = true);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -44,6 +46,7 @@ class Buffer {
   int device_ = 0;
   void* stream_ = nullptr;
   std::function<void()> release_;  // set for borrowed memory
+  bool wait_ = true;               // borrowed: wait for the stream before `release_`
   bool reusable_ = false;
 };
 

@@ -80,6 +80,26 @@ TEST_F(DlpackGpu, ImportsForeignMemoryWithoutCopyAndCallsTheDeleterOnce) {
   EXPECT_EQ(deleted, 1);
 }
 
+TEST_F(DlpackGpu, ImmediateReleaseHandsTheTensorBackWhenTheLastUseGoes) {
+  const int n = 4096;
+  const auto values = random_vector<float>(n, rng_);
+  int deleted = 0;
+  DLManagedTensor* tensor = make_foreign(values, {n}, &deleted);
+  Array doubled;
+  {
+    const Array a = from_dlpack(tensor, DlpackRelease::Immediately);
+    CustomKernel kernel("double_dl", {"a"}, {"out"},
+                        "uint i = thread_position_in_grid.x; out[i] = 2 * a[i];");
+    doubled = kernel.apply({a}, {OutputSpec{{n}, Dtype::Float32}}, Dim3{n}, Dim3{256})[0];
+    doubled.eval();
+    EXPECT_EQ(deleted, 0);  // the pending work's input is still in use
+  }
+  // The deleter ran when the input went, without waiting; stream order keeps the result.
+  EXPECT_EQ(deleted, 1);
+  const auto got = doubled.to_vector<float>();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], 2 * values[i]);
+}
+
 TEST_F(DlpackGpu, RoundTripSharesMemory) {
   const int n = 4096;
   const auto values = random_vector<float>(n, rng_);
@@ -109,7 +129,7 @@ TEST_F(DlpackGpu, RoundTripSharesMemory) {
 TEST_F(DlpackGpu, RejectsWhatItCannotUseAndLeavesItWithTheCaller) {
   int deleted = 0;
   DLManagedTensor* tensor = make_foreign({1, 2, 3}, {3}, &deleted);
-  tensor->dl_tensor.device.device_type = kDLCPU;
+  tensor->dl_tensor.device.device_type = kDLOpenCL;
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
   tensor->dl_tensor.device.device_type = kDLCUDA;
   tensor->dl_tensor.dtype.lanes = 4;
