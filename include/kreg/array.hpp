@@ -96,6 +96,10 @@ class Array {
     }
   }
 
+  /// Copies the elements in row-major order to host memory at `out`, which must hold
+  /// `nbytes()` bytes, once the stream has produced them. `to_vector` is the typed form.
+  void copy_to_host(void* out) const;
+
   /// The device address of element 0 (after `eval`), for use with other CUDA code. Work
   /// queued on `stream()` may still be writing it.
   void* data() const;
@@ -112,7 +116,6 @@ class Array {
   friend struct array::ArrayAccess;
   explicit Array(std::shared_ptr<array::ArrayNode> node) : node_(std::move(node)) {}
   void check_dtype(Dtype wanted) const;
-  void copy_to_host(void* out) const;
   const array::ArrayNode& checked() const;
 
   std::shared_ptr<array::ArrayNode> node_;

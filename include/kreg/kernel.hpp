@@ -52,6 +52,11 @@ class Kernel {
   /// request. Throws `InvalidArgument` for a GPU that does not exist, `LoadError` if the
   /// binary cannot run on that GPU (another arch).
   void* function(int device) const;
+  /// The byte size of each of the kernel's parameters, in order, as the binary declares
+  /// them; empty when `parameters_known()` is false (a binary without that record).
+  const std::vector<std::size_t>& parameter_sizes() const noexcept { return parameter_sizes_; }
+  /// Whether the parameter list is known, so that launches can be checked against it.
+  bool parameters_known() const noexcept { return parameters_known_; }
 
   /// Launches with typed arguments, passed by value as the kernel's parameters. The count
   /// and the size of each argument are checked against the kernel's parameter list, so a

@@ -87,7 +87,8 @@ std::string WorkerPool::find_executable() {
   namespace fs = std::filesystem;
   std::vector<std::string> candidates;
   // Beside the program, then where an install puts it relative to the program (bin/) and to
-  // the library (lib/, for a shared libkreg): an install at any prefix finds its own worker
+  // the library (lib/, for a shared libkreg), then beside the library (a Python package
+  // ships it next to its extension module): an install at any prefix finds its own worker
   // before the configured prefix's or the build tree's.
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
@@ -99,7 +100,10 @@ std::string WorkerPool::find_executable() {
   if (::dladdr(reinterpret_cast<void*>(&WorkerPool::find_executable), &library) != 0 &&
       library.dli_fname != nullptr && fs::path(library.dli_fname) != self) {
     const fs::path folder = fs::weakly_canonical(library.dli_fname, error).parent_path();
-    if (!error) candidates.push_back((folder / KREG_WORKER_FROM_LIB).lexically_normal().string());
+    if (!error) {
+      candidates.push_back((folder / KREG_WORKER_FROM_LIB).lexically_normal().string());
+      candidates.push_back((folder / "kreg-nvrtc-worker").string());
+    }
   }
   candidates.emplace_back(KREG_WORKER_INSTALL_PATH);
   candidates.emplace_back(KREG_WORKER_BUILD_PATH);
