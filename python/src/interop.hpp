@@ -1,0 +1,99 @@
+#pragma once
+// Arrays across the Python boundary: torch, CuPy, JAX and numpy arrays (and anything with
+// `__dlpack__` or `__cuda_array_interface__`) in, arrays of the caller's framework out,
+// sharing GPU memory both ways.
+
+#include <kreg/array.hpp>
+#include <kreg/dlpack.hpp>
+#include <kreg/stream.hpp>
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+extern "C" {
+struct DLManagedTensor;
+}
+
+namespace kreg::python {
+
+namespace nb = nanobind;
+
+// Whose array a Python object is. None: not an array (a Python scalar, say).
+enum class Framework : std::uint8_t { None, Kreg, Torch, Cupy, Jax, Numpy, Other };
+
+Framework framework_of(nb::handle value);
+
+// One call's placement: the framework its outputs go back to, the GPU and the stream its
+// work runs on, selected for the calling thread (a kreg::StreamScope) while it lives.
+//
+// The first array argument decides: its GPU, and its framework's current stream there
+// (torch's current stream for torch tensors, CuPy's for CuPy arrays; kreg's current stream
+// otherwise), unless the caller gave `stream`. Host arrays (numpy, CPU tensors) are copied
+// to the GPU and outputs are copied back to the host.
+//
+// Inputs of torch and CuPy, on their framework's current stream, go back to their owner as
+// soon as kreg has queued its work, as the frameworks' own operations do; any other input is
+// handed back after its stream has finished with it.
+class CallScope {
+ public:
+  CallScope(nb::handle first_array, nb::handle stream);
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  // `value` as an array on the call's GPU: GPU memory is shared, never copied; host data is
+  // copied. `what` names the argument in errors.
+  Array input(nb::handle value, std::string_view what) const;
+  // `array` as an array of the call's framework, sharing its memory. Evaluates it.
+  nb::object output(const Array& array) const;
+
+  int device() const noexcept { return device_; }
+  const Stream& stream() const noexcept { return *stream_; }
+  Framework framework() const noexcept { return framework_; }
+
+ private:
+  // When an input of framework `f` is handed back to its owner (see DlpackRelease).
+  DlpackRelease release_for(Framework f) const noexcept;
+
+  Framework framework_ = Framework::None;
+  bool host_ = false;
+  int device_ = 0;
+  nb::handle first_;  // the first array and its place, not looked up twice
+  bool first_host_ = false;
+  int first_device_ = 0;
+  // The Python object behind the stream (a torch or CuPy stream), which outputs keep alive:
+  // kreg frees their memory on it.
+  nb::object stream_owner_;
+  bool current_stream_ = false;  // the stream is the framework's current one
+  std::optional<Stream> stream_;
+  std::optional<StreamScope> scope_;
+};
+
+// The first argument of `values` (a sequence) that is an array, or None.
+nb::handle first_array(nb::handle values);
+
+// A numpy array holding a copy of `array`'s values.
+nb::object host_copy(const Array& array);
+
+// A "dltensor" capsule owning `tensor`: its deleter runs when the capsule is dropped unused.
+// With `keep_alive`, the tensor also holds a reference to that object until its deleter runs
+// (the Python stream whose handle kreg freed the memory on, say).
+nb::object dlpack_capsule(DLManagedTensor* tensor, nb::handle keep_alive = nb::handle());
+
+// An array to hand to a framework's from_dlpack: `__dlpack__` exports it, holding `keep_alive`.
+struct Export {
+  Array array;
+  nb::object keep_alive;
+};
+
+// Export.__dlpack__ and kreg.Array.__dlpack__: DLPack's stream protocol over to_dlpack.
+nb::object export_dlpack(const Array& array, nb::handle keep_alive, nb::handle stream,
+                         nb::handle dl_device, nb::handle copy);
+
+// The device address of an array-like argument, without taking it over (for raw launches).
+// False if `value` is not an array.
+bool device_address(nb::handle value, std::uintptr_t& address);
+
+}  // namespace kreg::python

@@ -1,0 +1,198 @@
+// kreg.ops: every op of <kreg/ops.hpp> on any framework's arrays; results come back in the
+// framework of the first array argument, as metal_kernel's do.
+#include "bindings.hpp"
+#include "dtypes.hpp"
+#include "interop.hpp"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+
+#include <kreg/ops.hpp>
+
+#include <optional>
+#include <utility>
+
+namespace kreg::python {
+namespace {
+
+// Runs `op` over imported arrays on the call's stream, evaluates without the GIL, and
+// converts the result(s) back.
+template <class Op>
+nb::object run(nb::handle first, nb::handle stream, Op&& op) {
+  CallScope scope(first, stream);
+  auto result = op(scope);
+  if constexpr (std::is_same_v<decltype(result), std::pair<Array, Array>>) {
+    {
+      nb::gil_scoped_release release;
+      eval({result.first, result.second});
+    }
+    return nb::make_tuple(scope.output(result.first), scope.output(result.second));
+  } else {
+    {
+      nb::gil_scoped_release release;
+      result.eval();
+    }
+    return scope.output(result);
+  }
+}
+
+std::optional<Array> optional_input(const CallScope& scope, nb::handle value, const char* what) {
+  if (value.is_none()) return std::nullopt;
+  return scope.input(value, what);
+}
+
+using Binary = Array (*)(const Array&, const Array&);
+
+void def_binary(nb::module_& ops, const char* name, Binary f, const char* doc) {
+  ops.def(
+      name,
+      [f](nb::handle a, nb::handle b, nb::handle stream) {
+        return run(a, stream,
+                   [&](const CallScope& s) { return f(s.input(a, "a"), s.input(b, "b")); });
+      },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("stream") = nb::none(), doc);
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  nb::module_ ops = m.def_submodule(
+      "ops",
+      "Typed operations backed by kreg's built-in kernels (<kreg/ops.hpp>), on torch, CuPy, "
+      "JAX, numpy or kreg arrays. Dtypes: float32, float16 and bfloat16 unless noted. Each "
+      "takes stream= like metal_kernel calls and returns arrays of the first input's "
+      "framework.");
+  def_binary(ops, "add", &kreg::ops::add,
+             "a + b, in float; b has a's shape or is a row as long as a's last dimension.");
+  def_binary(ops, "sub", &kreg::ops::sub, "a - b (see add).");
+  def_binary(ops, "mul", &kreg::ops::mul, "a * b (see add).");
+  def_binary(ops, "div", &kreg::ops::div, "a / b (see add).");
+  def_binary(ops, "swiglu", &kreg::ops::swiglu, "silu(a) * b, elementwise.");
+  def_binary(ops, "embedding", &kreg::ops::embedding,
+             "The rows of a (vocabulary x width) that b (int32 or int64 ids) picks.");
+  def_binary(ops, "gemv", &kreg::ops::gemv,
+             "y = W x: a is W (rows x cols), b is x (float32, cols); y is float32.");
+
+  ops.def(
+      "scale",
+      [](nb::handle a, float s, nb::handle stream) {
+        return run(a, stream,
+                   [&](const CallScope& c) { return kreg::ops::scale(c.input(a, "a"), s); });
+      },
+      nb::arg("a"), nb::arg("s"), nb::kw_only(), nb::arg("stream") = nb::none(), "a * s.");
+  ops.def(
+      "cast",
+      [](nb::handle a, nb::handle dtype, nb::handle stream) {
+        const Dtype d = to_dtype(dtype, "cast");
+        return run(a, stream,
+                   [&](const CallScope& c) { return kreg::ops::cast(c.input(a, "a"), d); });
+      },
+      nb::arg("a"), nb::arg("dtype"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "a converted to dtype (float32 to and from float16 and bfloat16), rounding to nearest "
+      "even.");
+  ops.def(
+      "rms_norm",
+      [](nb::handle x, nb::handle weight, float eps, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::rms_norm(c.input(x, "x"), optional_input(c, weight, "weight"), eps);
+        });
+      },
+      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6F, nb::kw_only(),
+      nb::arg("stream") = nb::none(),
+      "RMS norm over the last dimension: x / sqrt(mean(x^2) + eps) * weight.");
+  ops.def(
+      "add_rms_norm",
+      [](nb::handle x, nb::handle residual, nb::handle weight, float eps, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::add_rms_norm(c.input(x, "x"), c.input(residual, "residual"),
+                                         optional_input(c, weight, "weight"), eps);
+        });
+      },
+      nb::arg("x"), nb::arg("residual"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6F,
+      nb::kw_only(), nb::arg("stream") = nb::none(),
+      "h = x + residual, then the RMS norm of h. Returns (norm, h).");
+  ops.def(
+      "layer_norm",
+      [](nb::handle x, nb::handle weight, nb::handle bias, float eps, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::layer_norm(c.input(x, "x"), optional_input(c, weight, "weight"),
+                                       optional_input(c, bias, "bias"), eps);
+        });
+      },
+      nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
+      nb::arg("eps") = 1e-5F, nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Layer norm over the last dimension.");
+  ops.def(
+      "transpose",
+      [](nb::handle x, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::transpose(c.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "The transpose of a 2-D array, as a new row-major array (any dtype).");
+  ops.def(
+      "permute021",
+      [](nb::handle x, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::permute021(c.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "out[b][j][i] = x[b][i][j] for a 3-D array (any dtype).");
+  ops.def(
+      "rope",
+      [](nb::handle x, nb::handle positions, float base, bool neox, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          if (nb::isinstance<nb::int_>(positions)) {
+            return kreg::ops::rope(c.input(x, "x"), nb::cast<std::int64_t>(positions), base, neox);
+          }
+          return kreg::ops::rope(c.input(x, "x"), c.input(positions, "positions"), base, neox);
+        });
+      },
+      nb::arg("x"), nb::arg("positions"), nb::arg("base") = 10000.0F, nb::arg("neox") = false,
+      nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Rotary position embedding of x (tokens x heads x head_dim). positions: int32 array, "
+      "one per token, or an int offset (tokens at offset, offset + 1, ...).");
+  ops.def(
+      "softmax",
+      [](nb::handle x, float scale, nb::handle mask, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::softmax(c.input(x, "x"), scale, optional_input(c, mask, "mask"));
+        });
+      },
+      nb::arg("x"), nb::arg("scale") = 1.0F, nb::arg("mask") = nb::none(), nb::kw_only(),
+      nb::arg("stream") = nb::none(), "Row softmax of x * scale + mask over the last dimension.");
+  ops.def(
+      "gelu",
+      [](nb::handle x, bool tanh, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::gelu(c.input(x, "x"), tanh); });
+      },
+      nb::arg("x"), nb::arg("tanh_approximation") = false, nb::kw_only(),
+      nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
+  ops.def(
+      "row_sum",
+      [](nb::handle x, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::row_sum(c.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Sum over the last dimension, float32.");
+  ops.def(
+      "row_max",
+      [](nb::handle x, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::row_max(c.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Maximum over the last dimension, float32.");
+  ops.def(
+      "argmax",
+      [](nb::handle x, nb::handle stream) {
+        return run(x, stream,
+                   [&](const CallScope& c) { return kreg::ops::argmax(c.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "Index of the largest element of each row (the first on a tie), int64.");
+}
+
+}  // namespace kreg::python

@@ -1,0 +1,109 @@
+"""kreg.ops on torch tensors against float64 references."""
+
+import math
+
+import numpy as np
+import pytest
+
+import kreg
+from conftest import framework, requires_gpu
+
+pytestmark = requires_gpu
+
+
+@pytest.fixture
+def torch():
+    return framework("torch")
+
+
+def ref(t):
+    return t.double().cpu().numpy()
+
+
+def close(got, want, tol=1e-5):
+    np.testing.assert_allclose(ref(got), want, rtol=tol, atol=tol)
+
+
+def test_binary_ops(torch):
+    a = torch.randn(33, 200, device="cuda")
+    b = torch.randn(33, 200, device="cuda") + 3
+    row = torch.randn(200, device="cuda")
+    close(kreg.ops.add(a, b), ref(a) + ref(b))
+    close(kreg.ops.add(a, row), ref(a) + ref(row))
+    close(kreg.ops.sub(a, b), ref(a) - ref(b))
+    close(kreg.ops.mul(a, b), ref(a) * ref(b))
+    close(kreg.ops.div(a, b), ref(a) / ref(b))
+    close(kreg.ops.scale(a, 0.5), ref(a) * 0.5)
+    close(kreg.ops.swiglu(a, b), ref(a) / (1 + np.exp(-ref(a))) * ref(b))
+    out = kreg.ops.add(a, b)
+    assert isinstance(out, torch.Tensor) and out.shape == a.shape
+
+
+def test_casts(torch):
+    a = torch.randn(1000, device="cuda")
+    h = kreg.ops.cast(a, torch.float16)
+    assert h.dtype == torch.float16 and torch.equal(h, a.half())
+    bf = kreg.ops.cast(a, "bfloat16")
+    assert bf.dtype == torch.bfloat16 and torch.equal(bf, a.bfloat16())
+
+
+def test_norms(torch):
+    x = torch.randn(17, 256, device="cuda")
+    w = torch.randn(256, device="cuda")
+    bias = torch.randn(256, device="cuda")
+    r = torch.randn(17, 256, device="cuda")
+    xd = ref(x)
+    rms = xd / np.sqrt((xd**2).mean(-1, keepdims=True) + 1e-6) * ref(w)
+    close(kreg.ops.rms_norm(x, w, 1e-6), rms, 1e-4)
+    norm, h = kreg.ops.add_rms_norm(x, r, w, 1e-6)
+    hd = xd + ref(r)
+    close(h, hd)
+    close(norm, hd / np.sqrt((hd**2).mean(-1, keepdims=True) + 1e-6) * ref(w), 1e-4)
+    mean = xd.mean(-1, keepdims=True)
+    var = xd.var(-1, keepdims=True)
+    close(kreg.ops.layer_norm(x, w, bias, 1e-5), (xd - mean) / np.sqrt(var + 1e-5) * ref(w) + ref(bias), 1e-4)
+
+
+def test_layouts(torch):
+    x = torch.randn(31, 45, device="cuda")
+    assert torch.equal(kreg.ops.transpose(x), x.t().contiguous())
+    y = torch.randn(3, 31, 45, device="cuda")
+    assert torch.equal(kreg.ops.permute021(y), y.permute(0, 2, 1).contiguous())
+
+
+def test_rope(torch):
+    tokens, heads, dim = 7, 4, 64
+    x = torch.randn(tokens, heads, dim, device="cuda")
+    pos = torch.arange(5, 5 + tokens, device="cuda", dtype=torch.int32)
+    xd = ref(x)
+    inv = 10000.0 ** (-np.arange(0, dim, 2) / dim)
+    ang = (np.arange(5, 5 + tokens)[:, None] * inv[None, :])[:, None, :]
+    c, s = np.cos(ang), np.sin(ang)
+    want = xd.copy()
+    want[..., 0::2] = xd[..., 0::2] * c - xd[..., 1::2] * s
+    want[..., 1::2] = xd[..., 0::2] * s + xd[..., 1::2] * c
+    close(kreg.ops.rope(x, pos), want, 1e-4)
+    close(kreg.ops.rope(x, 5), want, 1e-4)
+
+
+def test_softmax_and_reductions(torch):
+    x = torch.randn(9, 300, device="cuda")
+    xd = ref(x) * 0.5
+    e = np.exp(xd - xd.max(-1, keepdims=True))
+    close(kreg.ops.softmax(x, 0.5), e / e.sum(-1, keepdims=True))
+    close(kreg.ops.row_sum(x), ref(x).sum(-1), 1e-4)
+    close(kreg.ops.row_max(x), ref(x).max(-1))
+    am = kreg.ops.argmax(x)
+    assert am.dtype == torch.int64 and am.tolist() == ref(x).argmax(-1).tolist()
+
+
+def test_gelu_embedding_gemv(torch):
+    x = torch.randn(1000, device="cuda")
+    xd = ref(x)
+    close(kreg.ops.gelu(x), 0.5 * xd * (1 + np.vectorize(math.erf)(xd / math.sqrt(2))), 1e-5)
+    table = torch.randn(50, 16, device="cuda")
+    ids = torch.tensor([[3, 7], [49, 0]], device="cuda", dtype=torch.int32)
+    assert torch.equal(kreg.ops.embedding(table, ids), table[ids.long()])
+    w = torch.randn(64, 128, device="cuda")
+    v = torch.randn(128, device="cuda")
+    close(kreg.ops.gemv(w, v), ref(w) @ ref(v), 1e-4)
