@@ -4,6 +4,7 @@
 /// `atomic_*_explicit` functions and CUDA's `atomicAdd`-style names.
 
 #include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_traits.cuh>
 #include <kreg/device/custom_types.cuh>
 
 /// Metal's memory orders. CUDA's atomics are relaxed; any stronger order adds a device-wide
@@ -48,22 +49,6 @@ struct identity {
 // Blocks deduction, so that the operand converts to the atomic's type (`+= 1` on a float).
 template <class T>
 using operand_t = typename identity<T>::type;
-
-template <bool B, class A, class C>
-struct pick {
-  using type = A;
-};
-template <class A, class C>
-struct pick<false, A, C> {
-  using type = C;
-};
-
-template <class T>
-constexpr bool is_floating = false;
-template <>
-constexpr bool is_floating<float> = true;
-template <>
-constexpr bool is_floating<double> = true;
 
 // atomicExch and atomicCAS exist for 32- and 64-bit unsigned words; every T goes through
 // those as its bits. atomicMax and atomicMin also have signed forms, which order differently.

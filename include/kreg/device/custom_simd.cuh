@@ -3,6 +3,7 @@
 /// Metal's SIMD-group functions on CUDA warps of 32 lanes, over the full warp.
 
 #include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_traits.cuh>
 #include <kreg/device/custom_types.cuh>
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -11,13 +12,6 @@ namespace kreg {
 namespace detail {
 
 constexpr unsigned full_warp = 0xffffffffu;
-
-template <class T>
-constexpr bool is_float16 = false;
-template <>
-constexpr bool is_float16<half> = true;
-template <>
-constexpr bool is_float16<bfloat16> = true;
 
 enum class shuffle_kind { index, up, down, xor_mask };
 
