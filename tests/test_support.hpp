@@ -4,6 +4,7 @@
 #include <kreg/kreg.hpp>
 
 #include "cuda/device.hpp"
+#include "custom/codegen.hpp"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,27 @@ inline std::string expect_error(ErrorCode code, const std::function<void()>& fn)
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// Compiles for sm_90, with no GPU needed, what `kernel.apply` would compile for these
+// arguments (no template arguments). Returns "" on success, else the compiler's message
+// followed by the numbered source.
+inline std::string custom_compile_error(const CustomKernel& kernel,
+                                        const std::vector<Array>& inputs,
+                                        const std::vector<OutputSpec>& outputs) {
+  static Registry registry(sm90_options());
+  static int counter = 0;
+  const std::string source = kernel.generated_source(inputs, outputs);
+  const std::string entry = "custom_compile_" + std::to_string(counter++);
+  SourceOptions options;
+  options.entries.push_back(entry + "=kreg_custom_" + kernel.name());
+  registry.register_source(entry, source, options);
+  try {
+    registry.compile(entry);
+    return {};
+  } catch (const Error& e) {
+    return std::string(e.what()) + "\n" + custom::numbered(source);
+  }
 }
 
 }  // namespace kreg::test

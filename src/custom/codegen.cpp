@@ -2,6 +2,8 @@
 
 #include "custom/names.hpp"
 
+#include <algorithm>
+#include <span>
 #include <string>
 
 namespace kreg::custom {
@@ -39,6 +41,20 @@ const char* template_kind(const TemplateArg& arg) {
   return "int";
 }
 
+// Names that need the math part: Metal's namespaces and the functions CUDA lacks. CUDA has
+// exp, min, sqrt and the like for float itself, so a body that calls only those compiles
+// without the part.
+constexpr std::string_view kMathWords[] = {"metal",    "fast", "precise", "clamp",      "select",
+                                           "saturate", "mix",  "step",    "smoothstep", "fract",
+                                           "sign",     "powr", "divide"};
+// Metal's constants: a part of their own, as each costs compile time.
+constexpr std::string_view kConstantWords[] = {
+    "INFINITY", "NAN",       "HUGE_VALF",  "MAXFLOAT",     "FLT_MAX",   "FLT_MIN",    "FLT_EPSILON",
+    "M_E_F",    "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F",      "M_LN10_F",  "M_PI_F",     "M_PI_2_F",
+    "M_PI_4_F", "M_1_PI_F",  "M_2_PI_F",   "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"};
+constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
+                                            "elem_to_loc_3", "ceildiv"};
+
 void add_parameter(std::string& out, bool& first, const std::string& text) {
   out += first ? "\n    " : ",\n    ";
   out += text;
@@ -69,6 +85,14 @@ Generated generate(const KernelSpec& spec) {
   const bool atomics = spec.atomic_outputs || uses("atomic") || uses("memory_order");
   const bool simd = uses("simd_");
   const bool barriers = uses("barrier") || uses("mem_flags");
+  const auto names_any = [&](std::span<const std::string_view> words) {
+    return std::any_of(words.begin(), words.end(), [&](std::string_view word) {
+      return names(spec.body, word) || names(spec.header, word);
+    });
+  };
+  const bool constants = names_any(kConstantWords);
+  const bool math = names_any(kMathWords);
+  const bool utils = names_any(kUtilsWords);
   bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16");
   const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
   for (const InputSpec& input : spec.inputs) float16 = float16 || is_16(input.dtype);
@@ -81,6 +105,10 @@ Generated generate(const KernelSpec& spec) {
   if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
   if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";
   if (atomics) out += "#include <kreg/device/custom_atomic.cuh>\n";
+  if (math) out += "#include <kreg/device/custom_math.cuh>\n";
+  if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
+  if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
+  if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
   if (!spec.header.empty()) {
     out += spec.header;
     if (spec.header.back() != '\n') out += '\n';

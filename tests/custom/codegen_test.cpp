@@ -208,7 +208,8 @@ TEST(Codegen, IncludesOnlyThePreamblePartsTheKernelUses) {
   const InputSpec a{"a", Dtype::Float32, InputKind::Pointer, 100};
   const auto plain = custom::generate(spec_with("out[0] = a[0];", {a}));
   EXPECT_TRUE(includes(plain, "custom_types"));
-  for (const char* part : {"custom_float16", "custom_barrier", "custom_simd", "custom_atomic"}) {
+  for (const char* part : {"custom_float16", "custom_barrier", "custom_simd", "custom_atomic",
+                           "custom_math", "custom_utils"}) {
     EXPECT_FALSE(includes(plain, part)) << part;
   }
   EXPECT_TRUE(
@@ -221,6 +222,10 @@ TEST(Codegen, IncludesOnlyThePreamblePartsTheKernelUses) {
   EXPECT_TRUE(includes(custom::generate(spec_with(
                            "out[0] = a[0];", {{"h", Dtype::BFloat16, InputKind::Pointer, 100}})),
                        "custom_float16"));
+  EXPECT_TRUE(
+      includes(custom::generate(spec_with("out[0] = metal::exp(a[0]);", {a})), "custom_math"));
+  EXPECT_TRUE(
+      includes(custom::generate(spec_with("out[0] = a[ceildiv(3, 2)];", {a})), "custom_utils"));
   KernelSpec atomic = spec_with("atomicAdd(&out[0], 1.0f);", {a});
   atomic.atomic_outputs = true;
   const auto with_atomics = custom::generate(atomic);
@@ -233,7 +238,7 @@ TEST(Codegen, TheWholePreambleCompilesInAHandWrittenSource) {
   whole.source =
       "#include <kreg/device/custom.cuh>\n"
       "__global__ void all_parts(kreg::atomic<float>* out, const float16_t* h) {\n"
-      "  float v = simd_sum(float(h[threadIdx.x]));\n"
+      "  float v = simd_sum(float(h[threadIdx.x])) + metal::exp(h[ceildiv(threadIdx.x, 2)]);\n"
       "  threadgroup_barrier(mem_flags::mem_threadgroup);\n"
       "  atomic_fetch_add_explicit(&out[0], v, memory_order_relaxed);\n"
       "}\n";

@@ -298,7 +298,12 @@ void check_includes(const Definition& def, std::string_view includes) {
                {"atomic_fetch_add_explicit", "custom_atomic"},
                {"memory_order_relaxed", "custom_atomic"},
                {"float16_t", "custom_float16"},
-               {"bfloat16_t", "custom_float16"}};
+               {"bfloat16_t", "custom_float16"},
+               {"metal", "custom_math"},
+               {"clamp", "custom_math"},
+               {"M_PI_F", "custom_constants"},
+               {"elem_to_loc", "custom_utils"},
+               {"ceildiv", "custom_utils"}};
   for (const auto& need : needs) {
     if (has_word(code, need.word)) {
       KREG_FUZZ_CHECK(included(need.part), std::string(need.word) + " without " + need.part);

@@ -7,6 +7,10 @@
 
 #include <kreg/device/custom_atomic.cuh>
 #include <kreg/device/custom_barrier.cuh>
+#include <kreg/device/custom_constants.cuh>
 #include <kreg/device/custom_float16.cuh>
+#include <kreg/device/custom_math.cuh>
+#include <kreg/device/custom_math_float16.cuh>
 #include <kreg/device/custom_simd.cuh>
 #include <kreg/device/custom_types.cuh>
+#include <kreg/device/custom_utils.cuh>
