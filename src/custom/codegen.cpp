@@ -41,12 +41,13 @@ const char* template_kind(const TemplateArg& arg) {
   return "int";
 }
 
-// Names that need the math part: Metal's namespaces and the functions CUDA lacks. CUDA has
-// exp, min, sqrt and the like for float itself, so a body that calls only those compiles
-// without the part.
-constexpr std::string_view kMathWords[] = {"metal",    "fast", "precise", "clamp",      "select",
-                                           "saturate", "mix",  "step",    "smoothstep", "fract",
-                                           "sign",     "powr", "divide"};
+// What needs the math part: Metal's namespaces, qualifying a name, and calls of the
+// functions CUDA lacks. A body's own variable named `step` or `sign` does not count, so that
+// it compiles as before. CUDA has exp, min, sqrt and the like for float itself, so a body
+// that calls only those compiles without the part.
+constexpr std::string_view kMathNamespaces[] = {"metal", "fast", "precise"};
+constexpr std::string_view kMathFunctions[] = {
+    "clamp", "select", "saturate", "mix", "step", "smoothstep", "fract", "sign", "powr", "divide"};
 // Metal's constants: a part of their own, as each costs compile time.
 constexpr std::string_view kConstantWords[] = {
     "INFINITY", "NAN",       "HUGE_VALF",  "MAXFLOAT",     "FLT_MAX",   "FLT_MIN",    "FLT_EPSILON",
@@ -54,6 +55,24 @@ constexpr std::string_view kConstantWords[] = {
     "M_PI_4_F", "M_1_PI_F",  "M_2_PI_F",   "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"};
 constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
                                             "elem_to_loc_3", "ceildiv"};
+
+constexpr bool identifier_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Whether `text` has `word` as a whole identifier followed, after any spaces, by `next`.
+bool names_before(std::string_view text, std::string_view word, std::string_view next) {
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    if (at > 0 && identifier_char(text[at - 1])) continue;
+    std::size_t end = at + word.size();
+    while (end < text.size() && (text[end] == ' ' || text[end] == '\t' || text[end] == '\n')) {
+      ++end;
+    }
+    if (text.substr(end).starts_with(next)) return true;
+  }
+  return false;
+}
 
 void add_parameter(std::string& out, bool& first, const std::string& text) {
   out += first ? "\n    " : ",\n    ";
@@ -91,7 +110,12 @@ Generated generate(const KernelSpec& spec) {
     });
   };
   const bool constants = names_any(kConstantWords);
-  const bool math = names_any(kMathWords);
+  const auto before_any = [&](std::span<const std::string_view> words, std::string_view next) {
+    return std::any_of(words.begin(), words.end(), [&](std::string_view word) {
+      return names_before(spec.body, word, next) || names_before(spec.header, word, next);
+    });
+  };
+  const bool math = before_any(kMathNamespaces, "::") || before_any(kMathFunctions, "(");
   const bool utils = names_any(kUtilsWords);
   bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16");
   const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };

@@ -208,13 +208,16 @@ TEST(MetalMath, TheMathPartComesOnlyWithItsNames) {
   // CUDA has these for float itself, and whole words only count.
   for (const char* body : {"out[0] = exp(a[0]) + min(a[0], 1.0f) + sqrtf(a[0]);",
                            "int mixed = 1, stepping = 2; unsigned signed_ = 3; out[0] = mixed;",
-                           "out[0] = a[0]; // metals, fastest, precisely"}) {
+                           "out[0] = a[0]; // metals, fastest, precisely",
+                           "float step = 0.5f, sign = -1; bool fast = true;\n"
+                           "out[0] = fast ? a[0] * step * sign : 0;"}) {
     EXPECT_FALSE(contains(source(body), kMathInclude)) << body;
   }
   for (const char* body :
        {"out[0] = metal::exp(a[0]);", "out[0] = fast::exp(a[0]);", "out[0] = precise::sqrt(a[0]);",
-        "out[0] = clamp(a[0], 0.0f, 1.0f);", "out[0] = select(a[0], 1.0f, true);",
-        "out[0] = saturate(a[0]);", "out[0] = mix(a[0], 1.0f, 0.5f);", "out[0] = step(0.f, a[0]);",
+        "out[0] = clamp (a[0], 0.0f, 1.0f);", "out[0] = metal :: exp(a[0]);",
+        "out[0] = select(a[0], 1.0f, true);", "out[0] = saturate(a[0]);",
+        "out[0] = mix(a[0], 1.0f, 0.5f);", "out[0] = step(0.f, a[0]);",
         "out[0] = smoothstep(0.f, 1.f, a[0]);", "out[0] = fract(a[0]);", "out[0] = sign(a[0]);",
         "out[0] = powr(a[0], 2.f);"}) {
     EXPECT_TRUE(contains(source(body), kMathInclude)) << body;

@@ -299,8 +299,7 @@ void check_includes(const Definition& def, std::string_view includes) {
                {"memory_order_relaxed", "custom_atomic"},
                {"float16_t", "custom_float16"},
                {"bfloat16_t", "custom_float16"},
-               {"metal", "custom_math"},
-               {"clamp", "custom_math"},
+               {"metal::exp", "custom_math"},
                {"M_PI_F", "custom_constants"},
                {"elem_to_loc", "custom_utils"},
                {"ceildiv", "custom_utils"}};
