@@ -15,7 +15,9 @@ a = torch.arange(1, 5, dtype=torch.float32, device="cuda")
 torch.cuda.synchronize()
 
 if mode == "kreg":
+    t0 = time.perf_counter()
     import kreg
+    import_ms = (time.perf_counter() - t0) * 1e3
     start = time.perf_counter()
     k = kreg.metal_kernel("twice_first", ["a"], ["out"],
                           "uint i = thread_position_in_grid.x; out[i] = 2 * a[i];")
@@ -35,4 +37,9 @@ else:
     sys.exit("usage: first_call.py kreg|cupy")
 ms = (time.perf_counter() - start) * 1e3
 assert values == [2, 4, 6, 8], values
-print("%s-first-call %.3f ms" % (mode, ms))
+detail = ""
+if mode == "kreg":
+    s = kreg.device_registry(0).stats()
+    detail = " (compile %.3f ms, load %.3f ms; import kreg took %.3f ms before)" % (
+        s.compile_ms, s.load_ms, import_ms)
+print("%s-first-call %.3f ms%s" % (mode, ms, detail))

@@ -28,6 +28,18 @@ for mode in kreg cupy; do
   echo "$mode first call: median $(echo "$values" | median) ms of: $(echo $values)"
 done
 
+if [[ -x "$build/bench/kreg_custom_bench" ]]; then
+  values=$(for _ in $(seq "$runs"); do
+             dir=$(mktemp -d)
+             KREG_CACHE_DIR="$dir" "$build/bench/kreg_custom_bench" first-call 0 | awk '{print $2}'
+             rm -rf "$dir"
+           done)
+  echo "C++ first call (kreg_custom_bench first-call 0): median $(echo "$values" | median) ms of: $(echo $values)"
+fi
+dir=$(mktemp -d)
+KREG_CACHE_DIR="$dir" python3 "$here/first_call.py" kreg
+rm -rf "$dir"
+
 echo "== prewarm_all, fresh process, warm disk cache (median of $runs, alternating)"
 dir=$(mktemp -d)
 KREG_CACHE_DIR="$dir" "$build/bench/kreg_prewarm_all_bench" >/dev/null  # fill the cache
