@@ -36,7 +36,7 @@ constexpr std::string_view kSourceMarker = "\ngenerated source:\n";
 
 }  // namespace
 
-void raise_error(const Error& error) {
+void raise_error(const Error& error, const std::string* source_text) {
   const ErrorClasses& c = classes();
   PyObject* cls = c.by_code[static_cast<std::size_t>(error.code())];
   if (cls == nullptr) cls = c.base;
@@ -50,7 +50,9 @@ void raise_error(const Error& error) {
     const std::size_t at = message.find(kSourceMarker);
     const std::string_view log = at == std::string_view::npos ? message : message.substr(0, at);
     nb::setattr(instance, "log", nb::str(log.data(), log.size()));
-    if (at == std::string_view::npos) {
+    if (source_text != nullptr) {
+      nb::setattr(instance, "source", nb::str(source_text->data(), source_text->size()));
+    } else if (at == std::string_view::npos) {
       nb::setattr(instance, "source", nb::none());
     } else {
       const std::string_view source = message.substr(at + kSourceMarker.size());
@@ -58,6 +60,23 @@ void raise_error(const Error& error) {
     }
   }
   PyErr_SetObject(cls, instance.ptr());
+}
+
+std::string number_lines(const std::string& text) {
+  std::string out;
+  std::size_t line = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string number = std::to_string(++line);
+    out.append(number.size() < 4 ? 4 - number.size() : 0, ' ')
+        .append(number)
+        .append(" | ")
+        .append(text, start, end - start)
+        .append("\n");
+    start = end + 1;
+  }
+  return out;
 }
 
 void bind_errors(nb::module_& m) {
@@ -85,11 +104,12 @@ void bind_errors(nb::module_& m) {
   // KeyError would print the message as a quoted repr.
   nb::setattr(nb::borrow(c.by_code[code(ErrorCode::KernelNotFound)]), "__str__",
               nb::borrow(reinterpret_cast<PyObject*>(PyExc_Exception)).attr("__str__"));
-  c.by_code[code(ErrorCode::CompileError)] = make_class(
-      m, "CompileError",
-      "NVRTC rejected a source, or a constant is missing or mistyped. `log` holds the "
-      "compiler's log; `source` the numbered generated source of a custom kernel, else None.",
-      c.base);
+  c.by_code[code(ErrorCode::CompileError)] =
+      make_class(m, "CompileError",
+                 "NVRTC rejected a source, or a constant is missing or mistyped. `log` holds the "
+                 "compiler's log; `source` the numbered source (generated, or registered from "
+                 "Python), else None.",
+                 c.base);
   c.by_code[code(ErrorCode::LoadError)] =
       make_class(m, "LoadError", "The driver refused to load a compiled binary.", c.base);
   c.by_code[code(ErrorCode::LaunchError)] = make_class(
@@ -106,6 +126,8 @@ void bind_errors(nb::module_& m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const SourceCompileError& e) {
+      raise_error(e.error, &e.numbered_source);
     } catch (const Error& e) {
       raise_error(e);
     }

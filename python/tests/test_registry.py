@@ -78,6 +78,8 @@ def test_errors_have_their_classes_and_codes(cache_dir):
         r.compile("broken")
     assert failed.value.code == kreg.ErrorCode.CompileError
     assert "expected an expression" in failed.value.log
+    # The source registered from Python comes back numbered.
+    assert failed.value.source == '   1 | extern "C" __global__ void broken() { int x = ; }\n'
     with pytest.raises(kreg.InvalidArgument):
         r.register_source("", SAXPY)
     with pytest.raises(kreg.InvalidArgument):
