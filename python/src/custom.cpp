@@ -21,27 +21,6 @@ namespace {
   throw Error(ErrorCode::InvalidArgument, "kreg: custom kernel '" + kernel + "': " + why);
 }
 
-unsigned extent(nb::handle value, const std::string& kernel, const char* what) {
-  const long long v = PyLong_AsLongLong(value.ptr());
-  if (v == -1 && PyErr_Occurred() != nullptr) {
-    PyErr_Clear();
-    invalid(kernel, std::string(what) + " must hold ints");
-  }
-  if (v < 0 || v > UINT_MAX) invalid(kernel, std::string(what) + " has " + std::to_string(v));
-  return static_cast<unsigned>(v);
-}
-
-Dim3 to_dim3(nb::handle value, const std::string& kernel, const char* what) {
-  if (nb::isinstance<nb::int_>(value)) return Dim3{extent(value, kernel, what)};
-  const std::size_t n = nb::len(value);
-  if (n < 1 || n > 3) invalid(kernel, std::string(what) + " takes 1 to 3 extents");
-  Dim3 d;
-  d.x = extent(value[0], kernel, what);
-  if (n > 1) d.y = extent(value[1], kernel, what);
-  if (n > 2) d.z = extent(value[2], kernel, what);
-  return d;
-}
-
 Shape to_shape(nb::handle value, const std::string& kernel) {
   if (nb::isinstance<nb::int_>(value)) return Shape{PyLong_AsLongLong(value.ptr())};
   const std::size_t n = nb::len(value);
@@ -124,8 +103,8 @@ class MetalKernel {
       arrays.push_back(scope.input(nb::object(inputs[i]), "input"));
     const CallArgs args =
         parse(name, output_shapes, output_dtypes, template_args, init_value, shared_memory);
-    const Dim3 g = to_dim3(grid, name, "grid");
-    const Dim3 t = to_dim3(threadgroup, name, "threadgroup");
+    const Dim3 g = to_dim3(grid, "custom kernel '" + name + "': grid");
+    const Dim3 t = to_dim3(threadgroup, "custom kernel '" + name + "': threadgroup");
     if (verbose) {
       nb::print(nb::str(kernel_.generated_source(arrays, args.outputs, args.options).c_str()));
     }

@@ -420,6 +420,34 @@ Framework framework_of(nb::handle value) {
   return f;
 }
 
+namespace {
+
+unsigned extent(nb::handle value, const std::string& what) {
+  const long long v = PyLong_AsLongLong(value.ptr());
+  if (v == -1 && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();
+    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " must hold ints");
+  }
+  if (v < 0 || v > UINT_MAX) {
+    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " has " + std::to_string(v));
+  }
+  return static_cast<unsigned>(v);
+}
+
+}  // namespace
+
+Dim3 to_dim3(nb::handle value, const std::string& what) {
+  if (nb::isinstance<nb::int_>(value)) return Dim3{extent(value, what)};
+  const std::size_t n = nb::len(value);
+  if (n < 1 || n > 3)
+    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " takes 1 to 3 extents");
+  Dim3 d;
+  d.x = extent(value[0], what);
+  if (n > 1) d.y = extent(value[1], what);
+  if (n > 2) d.z = extent(value[2], what);
+  return d;
+}
+
 nb::handle first_array(nb::handle values) {
   const std::size_t n = nb::len(values);
   for (std::size_t i = 0; i < n; ++i) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 extern "C" {
@@ -70,6 +71,10 @@ class CallScope {
   std::optional<Stream> stream_;
   std::optional<StreamScope> scope_;
 };
+
+// A launch extent from Python: an int, or a sequence of 1 to 3 ints. Throws InvalidArgument,
+// with `what` ("custom kernel 'k': grid", say) saying which.
+Dim3 to_dim3(nb::handle value, const std::string& what);
 
 // The first argument of `values` (a sequence) that is an array, or None.
 nb::handle first_array(nb::handle values);

@@ -258,23 +258,12 @@ class LaunchArgs {
   std::vector<std::size_t> sizes_;
 };
 
-Dim3 dims(nb::handle value) {
-  if (nb::isinstance<nb::int_>(value)) return Dim3{nb::cast<unsigned>(value)};
-  const std::size_t n = nb::len(value);
-  if (n < 1 || n > 3) invalid("grid and block take 1 to 3 extents");
-  Dim3 d;
-  d.x = nb::cast<unsigned>(value[0]);
-  if (n > 1) d.y = nb::cast<unsigned>(value[1]);
-  if (n > 2) d.z = nb::cast<unsigned>(value[2]);
-  return d;
-}
-
 void launch(const Kernel& kernel, nb::handle grid, nb::handle block, nb::handle args,
             std::size_t shared_mem, nb::handle stream) {
   LaunchArgs packed(kernel, args);
   CallScope scope(first_array(args), stream);
-  const Dim3 g = dims(grid);
-  const Dim3 b = dims(block);
+  const Dim3 g = to_dim3(grid, "kernel '" + kernel.label() + "': grid");
+  const Dim3 b = to_dim3(block, "kernel '" + kernel.label() + "': block");
   nb::gil_scoped_release release;
   kernel.launch_checked(g, b, shared_mem, scope.stream().native(), packed.pointers(),
                         packed.sizes(), packed.count());
