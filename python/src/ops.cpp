@@ -43,6 +43,17 @@ std::optional<Array> optional_input(const CallScope& scope, nb::handle value, co
 
 using Binary = Array (*)(const Array&, const Array&);
 
+using Unary = Array (*)(const Array&);
+
+void def_unary(nb::module_& ops, const char* name, Unary f, const char* doc) {
+  ops.def(
+      name,
+      [f](nb::handle x, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& s) { return f(s.input(x, "x")); });
+      },
+      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(), doc);
+}
+
 void def_binary(nb::module_& ops, const char* name, Binary f, const char* doc) {
   ops.def(
       name,
@@ -122,22 +133,10 @@ void bind_ops(nb::module_& m) {
       nb::arg("x"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(),
       nb::arg("eps") = 1e-5F, nb::kw_only(), nb::arg("stream") = nb::none(),
       "Layer norm over the last dimension.");
-  ops.def(
-      "transpose",
-      [](nb::handle x, nb::handle stream) {
-        return run(x, stream,
-                   [&](const CallScope& c) { return kreg::ops::transpose(c.input(x, "x")); });
-      },
-      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-      "The transpose of a 2-D array, as a new row-major array (any dtype).");
-  ops.def(
-      "permute021",
-      [](nb::handle x, nb::handle stream) {
-        return run(x, stream,
-                   [&](const CallScope& c) { return kreg::ops::permute021(c.input(x, "x")); });
-      },
-      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-      "out[b][j][i] = x[b][i][j] for a 3-D array (any dtype).");
+  def_unary(ops, "transpose", &kreg::ops::transpose,
+            "The transpose of a 2-D array, as a new row-major array (any dtype).");
+  def_unary(ops, "permute021", &kreg::ops::permute021,
+            "out[b][j][i] = x[b][i][j] for a 3-D array (any dtype).");
   ops.def(
       "rope",
       [](nb::handle x, nb::handle positions, float base, bool neox, nb::handle stream) {
@@ -169,30 +168,10 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("tanh_approximation") = false, nb::kw_only(),
       nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
-  ops.def(
-      "row_sum",
-      [](nb::handle x, nb::handle stream) {
-        return run(x, stream,
-                   [&](const CallScope& c) { return kreg::ops::row_sum(c.input(x, "x")); });
-      },
-      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-      "Sum over the last dimension, float32.");
-  ops.def(
-      "row_max",
-      [](nb::handle x, nb::handle stream) {
-        return run(x, stream,
-                   [&](const CallScope& c) { return kreg::ops::row_max(c.input(x, "x")); });
-      },
-      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-      "Maximum over the last dimension, float32.");
-  ops.def(
-      "argmax",
-      [](nb::handle x, nb::handle stream) {
-        return run(x, stream,
-                   [&](const CallScope& c) { return kreg::ops::argmax(c.input(x, "x")); });
-      },
-      nb::arg("x"), nb::kw_only(), nb::arg("stream") = nb::none(),
-      "Index of the largest element of each row (the first on a tie), int64.");
+  def_unary(ops, "row_sum", &kreg::ops::row_sum, "Sum over the last dimension, float32.");
+  def_unary(ops, "row_max", &kreg::ops::row_max, "Maximum over the last dimension, float32.");
+  def_unary(ops, "argmax", &kreg::ops::argmax,
+            "Index of the largest element of each row (the first on a tie), int64.");
 }
 
 }  // namespace kreg::python
