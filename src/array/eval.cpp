@@ -61,9 +61,36 @@ void dependencies(const ArrayNode& node, std::vector<std::shared_ptr<ArrayNode>>
   }
 }
 
+// Whether running its producer is all that evaluating `node` takes: one apply over evaluated
+// inputs (or host values).
+bool producer_ready(const ArrayNode& node) {
+  if (node.base != nullptr || node.producer == nullptr) return false;
+  const auto& inputs = node.producer->inputs;
+  return std::all_of(inputs.begin(), inputs.end(), [](const Array& input) {
+    const ArrayNode& in = *ArrayAccess::node(input);
+    return in.evaluated() || !in.host.empty();
+  });
+}
+
 }  // namespace
 
 void evaluate(const std::vector<std::shared_ptr<ArrayNode>>& nodes) {
+  // The common case, the outputs of one apply over ready inputs, without building a graph.
+  const std::shared_ptr<Primitive>* shared = nullptr;
+  bool one_apply = true;
+  for (const auto& node : nodes) {
+    if (node->evaluated()) continue;
+    if (!producer_ready(*node) || (shared != nullptr && node->producer != *shared)) {
+      one_apply = false;
+      break;
+    }
+    shared = &node->producer;
+  }
+  if (one_apply) {
+    // A copy: running the producer clears the outputs' references to it.
+    if (shared != nullptr) run_producer(std::shared_ptr<Primitive>(*shared));
+    return;
+  }
   // Post-order over the graph, without recursion: chains of applies can be long.
   std::vector<std::shared_ptr<ArrayNode>> order;
   std::unordered_set<const ArrayNode*> placed;
@@ -106,16 +133,9 @@ void evaluate(const std::vector<std::shared_ptr<ArrayNode>>& nodes) {
 void evaluate(const std::shared_ptr<ArrayNode>& node) {
   if (node->evaluated()) return;
   // The common case, one apply over evaluated inputs, without building a graph.
-  if (node->base == nullptr && node->producer != nullptr) {
-    const auto& inputs = node->producer->inputs;
-    const bool ready = std::all_of(inputs.begin(), inputs.end(), [](const Array& input) {
-      const ArrayNode& node = *ArrayAccess::node(input);
-      return node.evaluated() || !node.host.empty();
-    });
-    if (ready) {
-      run_producer(node->producer);
-      return;
-    }
+  if (producer_ready(*node)) {
+    run_producer(node->producer);
+    return;
   }
   evaluate(std::vector<std::shared_ptr<ArrayNode>>{node});
 }
