@@ -121,6 +121,9 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   state_->name = std::move(name);
   state_->input_names = std::move(input_names);
   state_->output_names = std::move(output_names);
+  for (const std::string& output : state_->output_names) {
+    state_->output_whats.push_back(state_->what + ": output '" + output + "'");
+  }
   state_->body = std::move(source);
   state_->options = std::move(options);
   // Creating the registry starts NVRTC in the background, so that the first eval finds
@@ -156,9 +159,7 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
     if (!inputs[i].valid()) invalid(kernel, "input '" + state.input_names[i] + "' is empty");
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const std::string what =
-        "custom kernel '" + kernel + "': output '" + state.output_names[i] + "'";
-    array::checked_size(outputs[i].shape, what.c_str());
+    array::checked_size(outputs[i].shape, state.output_whats[i].c_str());
     const Dtype d = outputs[i].dtype;
     const bool atomic_capable = d == Dtype::Int32 || d == Dtype::UInt32 || d == Dtype::Int64 ||
                                 d == Dtype::UInt64 || d == Dtype::Float32 || d == Dtype::Float64;

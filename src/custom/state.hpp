@@ -45,6 +45,8 @@ struct CustomKernelState {
   std::string what;  // "custom kernel 'name'", for messages
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
+  // "custom kernel 'name': output 'out'", one per output: checked on every call.
+  std::vector<std::string> output_whats;
   std::string body;
   CustomKernelOptions options;
 
