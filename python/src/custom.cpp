@@ -103,8 +103,8 @@ class MetalKernel {
       arrays.push_back(scope.input(nb::object(inputs[i]), "input"));
     const CallArgs args =
         parse(name, output_shapes, output_dtypes, template_args, init_value, shared_memory);
-    const Dim3 g = to_dim3(grid, "custom kernel '" + name + "': grid");
-    const Dim3 t = to_dim3(threadgroup, "custom kernel '" + name + "': threadgroup");
+    const Dim3 g = to_dim3(grid, "custom kernel", name, "grid");
+    const Dim3 t = to_dim3(threadgroup, "custom kernel", name, "threadgroup");
     if (verbose) {
       nb::print(nb::str(kernel_.generated_source(arrays, args.outputs, args.options).c_str()));
     }

@@ -99,6 +99,7 @@ struct Frameworks {
   LazyFunction torch_raw_stream{"torch", {"_C", "_cuda_getCurrentRawStream"}};
   LazyFunction torch_current_stream{"torch", {"cuda", "current_stream"}};
   LazyFunction torch_from_capsule{"torch", {"_C", "_from_dlpack"}};
+  LazyFunction torch_to_capsule{"torch", {"_C", "_to_dlpack"}};
   LazyFunction torch_from_dlpack{"torch", {"utils", "dlpack", "from_dlpack"}};
   LazyFunction cupy_current_stream{"cupy", {"cuda", "get_current_stream"}};
   LazyFunction cupy_from_dlpack{"cupy", {"from_dlpack"}};
@@ -269,6 +270,33 @@ Array import_capsule(nb::handle capsule, DlpackRelease release, std::string_view
   }
 }
 
+// A torch tensor's DLPack capsule from torch's own exporter, or None where torch has none or
+// refuses (a dtype DLPack lacks, say: the attribute path then gives kreg's own error). One
+// call where reading data_ptr, shape, stride, dtype and device costs five; it leaves stream
+// ordering to kreg, which runs on torch's current stream or orders itself after it.
+nb::object torch_capsule(nb::handle tensor) {
+  nb::handle export_ = frameworks().torch_to_capsule.get();
+  if (!export_.is_valid()) return nb::none();
+  PyObject* capsule = PyObject_CallFunctionObjArgs(export_.ptr(), tensor.ptr(), nullptr);
+  if (capsule == nullptr) {
+    PyErr_Clear();
+    return nb::none();
+  }
+  nb::object owned = nb::steal(capsule);
+  // A versioned capsule (DLPack 1.x) goes unused: its destructor hands the tensor back.
+  return PyCapsule_IsValid(capsule, "dltensor") != 0 ? owned : nb::none();
+}
+
+// Where a "dltensor" capsule's tensor lives: (is on the host, GPU ordinal).
+std::pair<bool, int> capsule_placement(nb::handle capsule) {
+  const auto* t =
+      static_cast<const DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (t == nullptr) throw nb::python_error();
+  const DLDevice d = t->dl_tensor.device;
+  const bool host = d.device_type == kDLCPU || d.device_type == kDLCUDAHost;
+  return {host, host ? 0 : d.device_id};
+}
+
 Array import_dlpack(nb::handle value, bool host, std::uintptr_t stream, DlpackRelease release,
                     std::string_view what) {
   const Names& n = names();
@@ -422,29 +450,40 @@ Framework framework_of(nb::handle value) {
 
 namespace {
 
-unsigned extent(nb::handle value, const std::string& what) {
+// Where an extent came from, for messages.
+struct ExtentSource {
+  std::string_view kind, name, part;
+  std::string text() const {
+    return "kreg: " + std::string(kind) + " '" + std::string(name) + "': " + std::string(part);
+  }
+};
+
+unsigned extent(nb::handle value, const ExtentSource& source) {
   const long long v = PyLong_AsLongLong(value.ptr());
   if (v == -1 && PyErr_Occurred() != nullptr) {
     PyErr_Clear();
-    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " must hold ints");
+    throw Error(ErrorCode::InvalidArgument, source.text() + " must hold ints");
   }
   if (v < 0 || v > UINT_MAX) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " has " + std::to_string(v));
+    throw Error(ErrorCode::InvalidArgument, source.text() + " has " + std::to_string(v));
   }
   return static_cast<unsigned>(v);
 }
 
 }  // namespace
 
-Dim3 to_dim3(nb::handle value, const std::string& what) {
-  if (nb::isinstance<nb::int_>(value)) return Dim3{extent(value, what)};
+Dim3 to_dim3(nb::handle value, std::string_view kind, std::string_view name,
+             std::string_view part) {
+  const ExtentSource source{kind, name, part};
+  if (nb::isinstance<nb::int_>(value)) return Dim3{extent(value, source)};
   const std::size_t n = nb::len(value);
-  if (n < 1 || n > 3)
-    throw Error(ErrorCode::InvalidArgument, "kreg: " + what + " takes 1 to 3 extents");
+  if (n < 1 || n > 3) {
+    throw Error(ErrorCode::InvalidArgument, source.text() + " takes 1 to 3 extents");
+  }
   Dim3 d;
-  d.x = extent(value[0], what);
-  if (n > 1) d.y = extent(value[1], what);
-  if (n > 2) d.z = extent(value[2], what);
+  d.x = extent(value[0], source);
+  if (n > 1) d.y = extent(value[1], source);
+  if (n > 2) d.z = extent(value[2], source);
   return d;
 }
 
@@ -459,8 +498,13 @@ nb::handle first_array(nb::handle values) {
 
 CallScope::CallScope(nb::handle first, nb::handle stream) : first_(first) {
   framework_ = first.is_none() ? Framework::None : framework_of(first);
+  if (framework_ == Framework::Torch) {
+    nb::object capsule = torch_capsule(first);
+    if (!capsule.is_none()) first_capsule_ = std::move(capsule);
+  }
   if (framework_ != Framework::None) {
-    std::tie(host_, device_) = placement(first, framework_);
+    std::tie(host_, device_) = first_capsule_.is_valid() ? capsule_placement(first_capsule_)
+                                                         : placement(first, framework_);
     first_host_ = host_;
     first_device_ = device_;
   }
@@ -500,6 +544,12 @@ Array CallScope::input(nb::handle value, std::string_view what) const {
     case Framework::None: return import_scalar(value, what);
     case Framework::Kreg: return nb::cast<const Array&>(value);
     case Framework::Torch: {
+      // The first array's export serves once: the same tensor may come again.
+      nb::object capsule = value.is(first_) && first_capsule_.is_valid() ? std::move(first_capsule_)
+                                                                         : torch_capsule(value);
+      if (!capsule.is_none()) {
+        return import_capsule(capsule, release_for(f), what);
+      }
       const auto [host, device] =
           value.is(first_) ? std::pair{first_host_, first_device_} : placement(value, f);
       if (!host) return import_torch(value, device, release_for(f), what);

@@ -64,6 +64,8 @@ class CallScope {
   nb::handle first_;  // the first array and its place, not looked up twice
   bool first_host_ = false;
   int first_device_ = 0;
+  // A torch first array's DLPack export, taken to learn its place; its input() uses it.
+  mutable nb::object first_capsule_;
   // The Python object behind the stream (a torch or CuPy stream), which outputs keep alive:
   // kreg frees their memory on it.
   nb::object stream_owner_;
@@ -73,8 +75,9 @@ class CallScope {
 };
 
 // A launch extent from Python: an int, or a sequence of 1 to 3 ints. Throws InvalidArgument,
-// with `what` ("custom kernel 'k': grid", say) saying which.
-Dim3 to_dim3(nb::handle value, const std::string& what);
+// saying which: "<kind> '<name>': <part>" ("custom kernel 'k': grid", say). The message is
+// only put together for an error: launches parse two extents on every call.
+Dim3 to_dim3(nb::handle value, std::string_view kind, std::string_view name, std::string_view part);
 
 // The first argument of `values` (a sequence) that is an array, or None.
 nb::handle first_array(nb::handle values);

@@ -262,8 +262,8 @@ void launch(const Kernel& kernel, nb::handle grid, nb::handle block, nb::handle 
             std::size_t shared_mem, nb::handle stream) {
   LaunchArgs packed(kernel, args);
   CallScope scope(first_array(args), stream);
-  const Dim3 g = to_dim3(grid, "kernel '" + kernel.label() + "': grid");
-  const Dim3 b = to_dim3(block, "kernel '" + kernel.label() + "': block");
+  const Dim3 g = to_dim3(grid, "kernel", kernel.label(), "grid");
+  const Dim3 b = to_dim3(block, "kernel", kernel.label(), "block");
   nb::gil_scoped_release release;
   kernel.launch_checked(g, b, shared_mem, scope.stream().native(), packed.pointers(),
                         packed.sizes(), packed.count());
