@@ -86,6 +86,7 @@ Loaded load() {
   KREG_RESOLVE(cuDeviceGetName);
   KREG_RESOLVE(cuDeviceGetAttribute);
   KREG_RESOLVE(cuDevicePrimaryCtxRetain);
+  KREG_RESOLVE(cuDevicePrimaryCtxGetState);
   KREG_RESOLVE(cuDevicePrimaryCtxRelease);
   KREG_RESOLVE(cuCtxGetCurrent);
   KREG_RESOLVE(cuCtxSetCurrent);

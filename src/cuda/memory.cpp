@@ -125,6 +125,41 @@ void warn(const char* what, CUresult result) noexcept {
 
 }  // namespace
 
+void warm_pool(int device) noexcept {
+  try {
+    const DriverApi* api = driver_api();
+    if (api == nullptr || device < 0 || device >= kMaxDevices) return;
+    CUdevice native = 0;
+    unsigned flags = 0;
+    int active = 0;
+    if (api->cuDeviceGet(&native, device) != CUDA_SUCCESS ||
+        api->cuDevicePrimaryCtxGetState(native, &flags, &active) != CUDA_SUCCESS || active == 0) {
+      return;
+    }
+    ContextScope context(device);
+    CUmemoryPool pool = pool_for(device);
+    CUstream stream = nullptr;
+    if (api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return;
+    // Freed once its stream is done, the block serves any stream's next allocation, and
+    // the pool keeps it mapped (its release threshold is unbounded).
+    constexpr std::size_t kBytes = std::size_t{2} << 20;
+    CUdeviceptr address = 0;
+    if (api->cuMemAllocFromPoolAsync(&address, kBytes, pool, stream) == CUDA_SUCCESS) {
+      if (const CUresult r = api->cuMemFreeAsync(address, stream); r != CUDA_SUCCESS) {
+        warn("freeing the memory pool's warm-up block", r);
+      }
+    }
+    if (const CUresult r = api->cuStreamSynchronize(stream); r != CUDA_SUCCESS) {
+      warn("warming the memory pool", r);
+    }
+    if (const CUresult r = api->cuStreamDestroy(stream); r != CUDA_SUCCESS) {
+      warn("cuStreamDestroy", r);
+    }
+  } catch (...) {
+    // Warming is an optimization: the first allocation maps the memory itself.
+  }
+}
+
 std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes, int device, void* stream,
                                          bool reusable) {
   ContextScope context(device);

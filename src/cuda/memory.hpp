@@ -50,6 +50,12 @@ class Buffer {
   bool reusable_ = false;
 };
 
+// Maps the first memory of kreg's pool on `device` if the device's primary context is
+// already live (another library made it), so that the first array allocation there does not
+// pay for it: about 8 ms on an H200 host. Waits for it; meant for a background thread.
+// Creates no context; does nothing without a driver. Never throws.
+void warm_pool(int device) noexcept;
+
 // Frees the buffers kept for reuse on `stream`; call before destroying it.
 void release_cached(int device, void* stream) noexcept;
 

@@ -3,6 +3,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
+#include "cuda/memory.hpp"
 
 #include <chrono>
 #include <vector>
@@ -34,9 +35,11 @@ void warm_compiler(std::string arch) {
 
 }  // namespace
 
-void CompilerWarmUp::start(std::string arch) {
+void CompilerWarmUp::start(std::string arch, int device) {
   if (thread_.joinable()) return;
-  thread_ = std::jthread([this, arch = std::move(arch)](const std::stop_token& stop) {
+  thread_ = std::jthread([this, arch = std::move(arch), device](const std::stop_token& stop) {
+    cuda::warm_pool(device);  // the driver's work, beside NVRTC's
+
     // NVRTC compiles one program at a time, so a compile asked for right after the registry
     // was made would only wait behind the warm-up and pay for both: such a compile starts
     // NVRTC itself. A program that compiles later finds it warm.

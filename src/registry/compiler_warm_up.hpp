@@ -1,6 +1,9 @@
 #pragma once
-// Pays NVRTC's one-time start-up (about 190 ms on an H200 host) on a background thread just
-// after a registry is made, unless a real compile comes first.
+// Pays one-time start-up costs on a background thread just after a registry is made:
+// NVRTC's (about 190 ms on an H200 host), unless a real compile comes first, and the first
+// mapping of kreg's memory pool on the registry's GPU when another library has already made
+// its context live (about 8 ms), which a first launch would otherwise wait for after its
+// compile.
 
 #include <condition_variable>
 #include <mutex>
@@ -17,8 +20,9 @@ class CompilerWarmUp {
   CompilerWarmUp(const CompilerWarmUp&) = delete;
   CompilerWarmUp& operator=(const CompilerWarmUp&) = delete;
 
-  // Starts the thread (once). `arch` empty: the first arch NVRTC supports.
-  void start(std::string arch);
+  // Starts the thread (once). `arch` empty: the first arch NVRTC supports. `device`: the
+  // GPU whose memory pool to warm.
+  void start(std::string arch, int device);
   // A compile is about to start: a warm-up that has not begun is not needed any more.
   void compile_requested();
 

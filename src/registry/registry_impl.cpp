@@ -61,7 +61,7 @@ RegistryImpl::RegistryImpl(RegistryOptions options)
       sources_.add_builtin(std::move(source));
     }
   }
-  if (options_.warm_compiler) warm_up_.start(options_.arch);
+  if (options_.warm_compiler) warm_up_.start(options_.arch, options_.device);
 }
 
 RegistryImpl::~RegistryImpl() = default;
