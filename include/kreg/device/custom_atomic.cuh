@@ -34,6 +34,19 @@ typedef kreg::atomic<int> atomic_int;
 typedef kreg::atomic<unsigned int> atomic_uint;
 typedef kreg::atomic<float> atomic_float;
 
+namespace metal {
+using ::atomic;
+using ::atomic_float;
+using ::atomic_int;
+using ::atomic_uint;
+using ::memory_order;
+using ::memory_order_acq_rel;
+using ::memory_order_acquire;
+using ::memory_order_relaxed;
+using ::memory_order_release;
+using ::memory_order_seq_cst;
+}  // namespace metal
+
 static_assert(sizeof(atomic_float) == sizeof(float) && alignof(atomic_float) == alignof(float),
               "kreg::atomic<T> must be laid out as T");
 
@@ -267,5 +280,21 @@ __device__ inline T atomicCAS(kreg::atomic<T>* a, kreg::detail::operand_t<T> com
   atomic_compare_exchange_weak_explicit(a, &compare, v, memory_order_relaxed, memory_order_relaxed);
   return compare;  // on success it already equals the old value
 }
+
+/// The same names under `metal::`, as Metal code often spells them
+/// (`metal::memory_order_relaxed`, `metal::atomic_fetch_add_explicit`).
+namespace metal {
+using ::atomic_compare_exchange_weak_explicit;
+using ::atomic_exchange_explicit;
+using ::atomic_fetch_add_explicit;
+using ::atomic_fetch_and_explicit;
+using ::atomic_fetch_max_explicit;
+using ::atomic_fetch_min_explicit;
+using ::atomic_fetch_or_explicit;
+using ::atomic_fetch_sub_explicit;
+using ::atomic_fetch_xor_explicit;
+using ::atomic_load_explicit;
+using ::atomic_store_explicit;
+}  // namespace metal
 
 #endif  // __CUDACC__ || __CUDACC_RTC__

@@ -50,6 +50,33 @@ __device__ inline T butterfly(T v, Combine combine) {
   return v;
 }
 
+// This thread's lane in its warp.
+__device__ inline unsigned lane_id() {
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+}
+
+// Lane i gets combine(v[0], ..., v[i]), in log2(32) steps of shuffles up.
+template <class T, class Combine>
+__device__ inline T inclusive_scan(T v, Combine combine) {
+  const unsigned lane = lane_id();
+#pragma unroll
+  for (unsigned offset = 1; offset < 32; offset *= 2) {
+    const T below = shuffle<shuffle_kind::up>(v, offset);
+    if (lane >= offset) v = combine(below, v);
+  }
+  return v;
+}
+
+// Lane i gets combine(v[0], ..., v[i - 1]); lane 0 gets `identity`.
+template <class T, class Combine>
+__device__ inline T exclusive_scan(T v, Combine combine, T identity) {
+  const T inclusive = inclusive_scan(v, combine);
+  const T below = shuffle<shuffle_kind::up>(inclusive, 1);
+  return lane_id() == 0 ? identity : below;
+}
+
 }  // namespace detail
 }  // namespace kreg
 
@@ -92,5 +119,92 @@ template <class T>
 __device__ inline T simd_min(T v) {
   return kreg::detail::butterfly(v, [](T a, T b) { return b < a ? b : a; });
 }
+
+template <class T>
+__device__ inline T simd_product(T v) {
+  return simd_prod(v);
+}
+/// Bitwise reductions, for integers.
+template <class T>
+__device__ inline T simd_and(T v) {
+  return kreg::detail::butterfly(v, [](T a, T b) { return static_cast<T>(a & b); });
+}
+template <class T>
+__device__ inline T simd_or(T v) {
+  return kreg::detail::butterfly(v, [](T a, T b) { return static_cast<T>(a | b); });
+}
+template <class T>
+__device__ inline T simd_xor(T v) {
+  return kreg::detail::butterfly(v, [](T a, T b) { return static_cast<T>(a ^ b); });
+}
+
+/// Scans over the lanes in order: lane i combines lanes 0 to i (inclusive) or 0 to i - 1
+/// (exclusive; lane 0 gets 0 for a sum, 1 for a product).
+template <class T>
+__device__ inline T simd_prefix_inclusive_sum(T v) {
+  return kreg::detail::inclusive_scan(v, [](T a, T b) { return static_cast<T>(a + b); });
+}
+template <class T>
+__device__ inline T simd_prefix_exclusive_sum(T v) {
+  return kreg::detail::exclusive_scan(
+      v, [](T a, T b) { return static_cast<T>(a + b); }, static_cast<T>(0));
+}
+template <class T>
+__device__ inline T simd_prefix_inclusive_product(T v) {
+  return kreg::detail::inclusive_scan(v, [](T a, T b) { return static_cast<T>(a * b); });
+}
+template <class T>
+__device__ inline T simd_prefix_exclusive_product(T v) {
+  return kreg::detail::exclusive_scan(
+      v, [](T a, T b) { return static_cast<T>(a * b); }, static_cast<T>(1));
+}
+
+/// Lane (i + delta) % 32's value, and (i - delta) % 32's.
+template <class T>
+__device__ inline T simd_shuffle_rotate_down(T v, unsigned delta) {
+  return simd_shuffle(v, (kreg::detail::lane_id() + delta) % 32);
+}
+template <class T>
+__device__ inline T simd_shuffle_rotate_up(T v, unsigned delta) {
+  return simd_shuffle(v, (kreg::detail::lane_id() + 32 - delta % 32) % 32);
+}
+
+/// Votes over the warp. Metal's simd_ballot returns a simd_vote; here its bits, lane i in
+/// bit i.
+__device__ inline bool simd_all(bool p) {
+  return __all_sync(kreg::detail::full_warp, p) != 0;
+}
+__device__ inline bool simd_any(bool p) {
+  return __any_sync(kreg::detail::full_warp, p) != 0;
+}
+__device__ inline unsigned long long simd_ballot(bool p) {
+  return __ballot_sync(kreg::detail::full_warp, p);
+}
+
+/// The same names under `metal::`.
+namespace metal {
+using ::simd_all;
+using ::simd_and;
+using ::simd_any;
+using ::simd_ballot;
+using ::simd_broadcast;
+using ::simd_max;
+using ::simd_min;
+using ::simd_or;
+using ::simd_prefix_exclusive_product;
+using ::simd_prefix_exclusive_sum;
+using ::simd_prefix_inclusive_product;
+using ::simd_prefix_inclusive_sum;
+using ::simd_prod;
+using ::simd_product;
+using ::simd_shuffle;
+using ::simd_shuffle_down;
+using ::simd_shuffle_rotate_down;
+using ::simd_shuffle_rotate_up;
+using ::simd_shuffle_up;
+using ::simd_shuffle_xor;
+using ::simd_sum;
+using ::simd_xor;
+}  // namespace metal
 
 #endif  // __CUDACC__ || __CUDACC_RTC__
