@@ -1,5 +1,6 @@
 #include "custom/codegen.hpp"
 
+#include "custom/address_spaces.hpp"
 #include "custom/names.hpp"
 
 #include <algorithm>
@@ -96,6 +97,8 @@ Generated generate(const KernelSpec& spec) {
   out += "// kreg custom kernel '";
   out += spec.name;
   out += "'\n";
+  // Helpers in a header written for Metal carry no __device__: all of it runs on the device.
+  if (!spec.header.empty()) out += "// kreg:options -default-device\n";
   // Only the parts of the preamble that the kernel uses: each costs compile time.
   const auto uses = [&](std::string_view word) {
     return spec.body.find(word) != std::string_view::npos ||
@@ -133,8 +136,15 @@ Generated generate(const KernelSpec& spec) {
   if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
+  // Metal's `half`, unless the kernel brings the toolkit's headers, whose cuda_fp16.h has a
+  // `half` of its own.
+  if (float16 && (names(spec.body, "half") || names(spec.header, "half")) &&
+      spec.header.find("#include <cuda") == std::string_view::npos &&
+      spec.header.find("#include \"cuda") == std::string_view::npos) {
+    out += "typedef kreg::half half;\n";
+  }
   if (!spec.header.empty()) {
-    out += spec.header;
+    out += rewrite_address_spaces(spec.header, TextScope::Program);
     if (spec.header.back() != '\n') out += '\n';
   }
   out += '\n';
@@ -232,7 +242,7 @@ Generated generate(const KernelSpec& spec) {
   }
   out += declarations;
   out += "  // body\n";
-  out += spec.body;
+  out += rewrite_address_spaces(spec.body, TextScope::Function);
   if (spec.body.empty() || spec.body.back() != '\n') out += '\n';
   out += "}\n";
   generated.source = std::move(out);

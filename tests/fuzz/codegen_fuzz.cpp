@@ -21,6 +21,7 @@
 // for the same kernel and changes with the body.
 #include <kreg/custom_kernel.hpp>
 
+#include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
 #include "custom/names.hpp"
 
@@ -340,18 +341,32 @@ void check_source(const Definition& def, const std::string& source) {
   const std::string banner = "// kreg custom kernel '" + def.name + "'\n";
   KREG_FUZZ_CHECK(rest.starts_with(banner), "no banner");
   rest.remove_prefix(banner.size());
+  const std::string_view default_device = "// kreg:options -default-device\n";
+  KREG_FUZZ_CHECK(rest.starts_with(default_device) == !def.options.header.empty(),
+                  "-default-device without a header, or a header without it");
+  if (!def.options.header.empty()) rest.remove_prefix(default_device.size());
   std::size_t includes_end = 0;
   while (rest.substr(includes_end).starts_with("#include <kreg/device/")) {
     includes_end = rest.find('\n', includes_end) + 1;
   }
   check_includes(def, rest.substr(0, includes_end));
   rest.remove_prefix(includes_end);
-  std::string header = def.options.header;
+  const std::string_view half = "typedef kreg::half half;\n";
+  if (rest.starts_with(half)) {
+    KREG_FUZZ_CHECK(has_word(def.body, "half") || has_word(def.options.header, "half"),
+                    "Metal's half for a kernel that does not name it");
+    rest.remove_prefix(half.size());
+  }
+  // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp).
+  std::string header =
+      kreg::custom::rewrite_address_spaces(def.options.header, kreg::custom::TextScope::Program);
   if (!header.empty() && header.back() != '\n') header += '\n';
   KREG_FUZZ_CHECK(rest.starts_with(header + "\n"), "the header is not as given");
   rest.remove_prefix(header.size() + 1);
 
-  std::string tail = "  // body\n" + def.body;
+  const std::string body =
+      kreg::custom::rewrite_address_spaces(def.body, kreg::custom::TextScope::Function);
+  std::string tail = "  // body\n" + body;
   if (def.body.empty() || def.body.back() != '\n') tail += '\n';
   tail += "}\n";
   KREG_FUZZ_CHECK(rest.ends_with(tail), "the body is not as given, or not last");
