@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kreg {
 
@@ -23,10 +24,18 @@ const char* to_string(ErrorCode code) noexcept;
 
 /// kreg's exception. The message names the kernel, the cache key and the cause; for a
 /// compile error it also holds the compiler's full log.
+///
+/// `what()` is the message after one prefix, `"kreg: "`, so that a caller who logs any
+/// `std::exception` can tell where it came from. Text that shows the code or kreg's name by
+/// itself (the CLI's `error:` line, a Python exception class, a log line, another error that
+/// quotes this one) takes `message()`, which has no prefix, so that kreg is named once.
 class Error : public std::runtime_error {
  public:
+  /// A message that already starts with the prefix keeps it, and is not given a second one.
   Error(ErrorCode code, const std::string& message);
   ErrorCode code() const noexcept { return code_; }
+  /// The message without the prefix.
+  std::string_view message() const noexcept;
 
  private:
   ErrorCode code_;

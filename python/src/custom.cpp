@@ -18,7 +18,7 @@ namespace kreg::python {
 namespace {
 
 [[noreturn]] void invalid(const std::string& kernel, const std::string& why) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: custom kernel '" + kernel + "': " + why);
+  throw Error(ErrorCode::InvalidArgument, "custom kernel '" + kernel + "': " + why);
 }
 
 Shape to_shape(nb::handle value, const std::string& kernel) {

@@ -80,8 +80,8 @@ DtypeCache& cache() {
     names += i == 0 ? "" : ", ";
     names += kNames[i].name;
   }
-  throw Error(ErrorCode::InvalidArgument, "kreg: " + std::string(what) + ": " + shown +
-                                              " is not a dtype kreg has (" + names + ")");
+  throw Error(ErrorCode::InvalidArgument,
+              std::string(what) + ": " + shown + " is not a dtype kreg has (" + names + ")");
 }
 
 // Reads what `value` names, without the cache.

@@ -40,7 +40,7 @@ void raise_error(const Error& error, const std::string* source_text) {
   const ErrorClasses& c = classes();
   PyObject* cls = c.by_code[static_cast<std::size_t>(error.code())];
   if (cls == nullptr) cls = c.base;
-  const std::string_view message = error.what();
+  const std::string_view message = error.message();
   nb::str text(message.data(), message.size());
   nb::object instance = nb::steal(PyObject_CallFunctionObjArgs(cls, text.ptr(), nullptr));
   if (!instance.is_valid()) return;  // the call set its own error

@@ -26,7 +26,7 @@ constexpr std::uint8_t kDLBoolCode = 6;
 constexpr std::uintptr_t kLegacyStream = 1;
 
 [[noreturn]] void invalid(std::string_view what, const std::string& why) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: " + std::string(what) + ": " + why);
+  throw Error(ErrorCode::InvalidArgument, std::string(what) + ": " + why);
 }
 
 std::string name_of_type(nb::handle value) {
@@ -454,7 +454,7 @@ namespace {
 struct ExtentSource {
   std::string_view kind, name, part;
   std::string text() const {
-    return "kreg: " + std::string(kind) + " '" + std::string(name) + "': " + std::string(part);
+    return std::string(kind) + " '" + std::string(name) + "': " + std::string(part);
   }
 };
 

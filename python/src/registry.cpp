@@ -24,7 +24,7 @@ namespace kreg::python {
 namespace {
 
 [[noreturn]] void invalid(const std::string& why) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: " + why);
+  throw Error(ErrorCode::InvalidArgument, why);
 }
 
 // {index: value} (bools and ints), or a canonical key such as "200:b1|300:i4".

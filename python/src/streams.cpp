@@ -45,7 +45,7 @@ class StreamCache {
 
 std::uintptr_t as_handle(nb::handle value) {
   if (!nb::isinstance<nb::int_>(value)) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: a stream handle must be an int");
+    throw Error(ErrorCode::InvalidArgument, "a stream handle must be an int");
   }
   return static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLongMask(value.ptr()));
 }
@@ -66,7 +66,7 @@ std::uintptr_t native_stream(nb::handle stream) {
   if (nb::hasattr(stream, "cuda_stream")) return as_handle(stream.attr("cuda_stream"));
   if (nb::hasattr(stream, "ptr")) return as_handle(stream.attr("ptr"));
   throw Error(ErrorCode::InvalidArgument,
-              "kreg: stream: " + nb::cast<std::string>(nb::repr(stream)) +
+              "stream: " + nb::cast<std::string>(nb::repr(stream)) +
                   " is not a stream (give an int CUstream, a kreg.Stream, a "
                   "torch.cuda.Stream or a cupy.cuda.Stream)");
 }

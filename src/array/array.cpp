@@ -40,19 +40,18 @@ Shape row_major_strides(const Shape& shape) {
 
 std::int64_t checked_size(const Shape& shape, const char* what) {
   if (shape.size() > kMaxDims) {
-    throw Error(ErrorCode::InvalidArgument, std::string("kreg: ") + what + " has " +
+    throw Error(ErrorCode::InvalidArgument, std::string(what) + " has " +
                                                 std::to_string(shape.size()) +
                                                 " dimensions; at most 8 are supported");
   }
   std::int64_t n = 1;
   for (std::int64_t d : shape) {
     if (d < 0) {
-      throw Error(
-          ErrorCode::InvalidArgument,
-          std::string("kreg: ") + what + " has a negative dimension (" + std::to_string(d) + ")");
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string(what) + " has a negative dimension (" + std::to_string(d) + ")");
     }
     if (d != 0 && n > INT64_MAX / d) {
-      throw Error(ErrorCode::InvalidArgument, std::string("kreg: ") + what + " is too large");
+      throw Error(ErrorCode::InvalidArgument, std::string(what) + " is too large");
     }
     n *= d;
   }
@@ -91,7 +90,7 @@ std::shared_ptr<array::ArrayNode> new_view(const std::shared_ptr<array::ArrayNod
 Array Array::from_bytes(const void* data, std::size_t count, Dtype dtype, Shape shape) {
   auto node = new_node(std::move(shape), dtype, "Array::from_data: the shape");
   if (static_cast<std::uint64_t>(node->size()) != count) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: Array::from_data: " + std::to_string(count) +
+    throw Error(ErrorCode::InvalidArgument, "Array::from_data: " + std::to_string(count) +
                                                 " values do not fill the shape, which holds " +
                                                 std::to_string(node->size()));
   }
@@ -107,7 +106,7 @@ Array Array::empty(Shape shape, Dtype dtype) {
 
 const array::ArrayNode& Array::checked() const {
   if (node_ == nullptr) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: use of an empty Array handle");
+    throw Error(ErrorCode::InvalidArgument, "use of an empty Array handle");
   }
   return *node_;
 }
@@ -149,7 +148,7 @@ void eval(const std::vector<Array>& arrays) {
   std::vector<std::shared_ptr<array::ArrayNode>> nodes;
   nodes.reserve(arrays.size());
   for (const Array& a : arrays) {
-    if (!a.valid()) throw Error(ErrorCode::InvalidArgument, "kreg: eval of an empty Array handle");
+    if (!a.valid()) throw Error(ErrorCode::InvalidArgument, "eval of an empty Array handle");
     nodes.push_back(array::ArrayAccess::node(a));
   }
   array::evaluate(nodes);
@@ -157,8 +156,8 @@ void eval(const std::vector<Array>& arrays) {
 
 void Array::check_dtype(Dtype wanted) const {
   if (dtype() != wanted) {
-    throw Error(ErrorCode::InvalidArgument, std::string("kreg: the array holds ") +
-                                                to_string(dtype()) + ", not " + to_string(wanted));
+    throw Error(ErrorCode::InvalidArgument, std::string("the array holds ") + to_string(dtype()) +
+                                                ", not " + to_string(wanted));
   }
 }
 
@@ -187,7 +186,7 @@ Array Array::transpose(const std::vector<int>& axes) const {
   const std::size_t n = node.shape.size();
   std::vector<bool> seen(n, false);
   if (axes.size() != n) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: transpose: " + std::to_string(axes.size()) +
+    throw Error(ErrorCode::InvalidArgument, "transpose: " + std::to_string(axes.size()) +
                                                 " axes given for an array of " + std::to_string(n) +
                                                 " dimensions");
   }
@@ -195,7 +194,7 @@ Array Array::transpose(const std::vector<int>& axes) const {
   for (int axis : axes) {
     if (axis < 0 || static_cast<std::size_t>(axis) >= n || seen[axis]) {
       throw Error(ErrorCode::InvalidArgument,
-                  "kreg: transpose: the axes are not a permutation of 0.." + std::to_string(n - 1));
+                  "transpose: the axes are not a permutation of 0.." + std::to_string(n - 1));
     }
     seen[axis] = true;
     view->shape.push_back(node.shape[axis]);
@@ -208,12 +207,12 @@ Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t
   const array::ArrayNode& node = checked();
   const int n = static_cast<int>(node.shape.size());
   if (axis < 0 || axis >= n) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: slice: axis " + std::to_string(axis) +
+    throw Error(ErrorCode::InvalidArgument, "slice: axis " + std::to_string(axis) +
                                                 " is out of range for " + std::to_string(n) +
                                                 " dimensions");
   }
   if (step <= 0) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: slice: the step must be positive");
+    throw Error(ErrorCode::InvalidArgument, "slice: the step must be positive");
   }
   const std::int64_t dim = node.shape[axis];
   auto clamp = [dim](std::int64_t i) {

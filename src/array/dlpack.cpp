@@ -20,7 +20,7 @@ namespace {
 constexpr std::uint8_t kDLBoolCode = 6;
 
 [[noreturn]] void invalid(const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: from_dlpack: " + what);
+  throw Error(ErrorCode::InvalidArgument, "from_dlpack: " + what);
 }
 
 Dtype dtype_from(DLDataType type) {

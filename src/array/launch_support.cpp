@@ -18,7 +18,7 @@ void place_on_device(ArrayNode& node, const Stream& stream, std::string_view own
     return;
   }
   throw Error(ErrorCode::InvalidArgument,
-              "kreg: " + std::string(owner) + ": input '" + std::string(input) + "' is on GPU " +
+              std::string(owner) + ": input '" + std::string(input) + "' is on GPU " +
                   std::to_string(root.stream.device()) + " but the kernel runs on GPU " +
                   std::to_string(stream.device()) + "; copy it there first");
 }

@@ -22,7 +22,7 @@ namespace {
 void check(nvrtcResult result, std::string_view what) {
   if (result == NVRTC_SUCCESS) return;
   throw Error(ErrorCode::CompileError,
-              "kreg: NVRTC " + std::string(what) + " failed: " + nvrtcGetErrorString(result));
+              "NVRTC " + std::string(what) + " failed: " + nvrtcGetErrorString(result));
 }
 
 // Destroys the program however compile() leaves.
@@ -167,7 +167,7 @@ Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
   check(nvrtcGetCUBINSize(*program, &size), "nvrtcGetCUBINSize");
   if (size == 0) {
     // A compute_XX target yields PTX only; kreg loads machine code, never driver-JIT'd PTX.
-    result.log += "\nkreg: NVRTC produced no CUBIN for " + request.arch;
+    result.log += "\nNVRTC produced no CUBIN for " + request.arch;
     return result;
   }
   result.image.resize(size);

@@ -5,6 +5,7 @@
 // Reads framed requests (see wire.hpp) on stdin until EOF and answers each on stdout. It
 // is started by kreg; it is not meant to be run by hand.
 #include "compiler/wire.hpp"
+#include "core/error_text.hpp"
 
 #include <kreg/error.hpp>
 
@@ -47,7 +48,7 @@ int main() {
       result = kreg::compiler::compile(request->view());
     } catch (const std::exception& e) {
       result = kreg::compiler::Result{};
-      result.log = e.what();
+      result.log = kreg::core::message_of(e);
     }
     if (!kreg::compiler::write_frame(out, kreg::compiler::encode(result))) return 1;
   }

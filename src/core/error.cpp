@@ -1,5 +1,8 @@
 #include <kreg/error.hpp>
 
+#include <string>
+#include <string_view>
+
 namespace kreg {
 
 const char* to_string(ErrorCode code) noexcept {
@@ -15,7 +18,24 @@ const char* to_string(ErrorCode code) noexcept {
   return "Unknown";
 }
 
+namespace {
+
+constexpr std::string_view kPrefix = "kreg: ";
+
+std::string with_prefix(const std::string& message) {
+  if (message.starts_with(kPrefix)) return message;
+  std::string text;
+  text.reserve(kPrefix.size() + message.size());
+  return text.append(kPrefix).append(message);
+}
+
+}  // namespace
+
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(message), code_(code) {}
+    : std::runtime_error(with_prefix(message)), code_(code) {}
+
+std::string_view Error::message() const noexcept {
+  return std::string_view(what()).substr(kPrefix.size());
+}
 
 }  // namespace kreg

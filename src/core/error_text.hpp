@@ -1,17 +1,18 @@
 #pragma once
-// Quoting one error's message inside another's.
+// Quoting one error's message inside other text.
 
+#include <kreg/error.hpp>
+
+#include <exception>
 #include <string>
-#include <string_view>
 
 namespace kreg::core {
 
-// A lower layer's message without its "kreg: " prefix, to be quoted in one that names the
-// kernel (which carries the prefix itself).
-inline std::string without_prefix(std::string_view message) {
-  constexpr std::string_view kPrefix = "kreg: ";
-  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
-  return std::string(message);
+// What `e` says, without kreg's prefix when it is a kreg::Error: the text that quotes it
+// (a prewarm failure, a compile log, another error) names kreg already or is shown by kreg.
+inline std::string message_of(const std::exception& e) {
+  if (const auto* error = dynamic_cast<const Error*>(&e)) return std::string(error->message());
+  return e.what();
 }
 
 }  // namespace kreg::core

@@ -113,8 +113,7 @@ std::string kernel_label(std::string_view name, const Constants& constants) {
   auto values = core::sorted_constants(constants);
   if (int at = core::first_repeated_index(values); at >= 0) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: constant index " +
-                    std::to_string(values[static_cast<std::size_t>(at)].index) +
+                "constant index " + std::to_string(values[static_cast<std::size_t>(at)].index) +
                     " is given more than once for '" + std::string(name) + "'");
   }
   return core::format_label(name, values);
@@ -123,9 +122,8 @@ std::string kernel_label(std::string_view name, const Constants& constants) {
 Constants parse_constants(std::string_view key) {
   Constants out;
   auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::InvalidArgument, "kreg: '" + std::string(key) +
-                                                 "' is not a constant set (" + why +
-                                                 "; expected e.g. 200:b1|300:i64)");
+    return Error(ErrorCode::InvalidArgument, "'" + std::string(key) + "' is not a constant set (" +
+                                                 why + "; expected e.g. 200:b1|300:i64)");
   };
   std::string_view rest = key;
   while (!rest.empty()) {

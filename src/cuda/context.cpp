@@ -35,7 +35,7 @@ void* primary_context(int device) {
   check_device(device);
   if (device >= kMaxDevices) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: arrays support GPU ordinals below " + std::to_string(kMaxDevices));
+                "arrays support GPU ordinals below " + std::to_string(kMaxDevices));
   }
   std::lock_guard lock(all.mutex);
   CUcontext context = all.retained[device].load(std::memory_order_relaxed);

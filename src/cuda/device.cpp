@@ -23,7 +23,7 @@ int device_count() noexcept {
 
 void check_device(int ordinal) {
   if (ordinal >= 0 && (!driver_available() || ordinal < device_count())) return;
-  std::string message = "kreg: GPU " + std::to_string(ordinal) + " does not exist";
+  std::string message = "GPU " + std::to_string(ordinal) + " does not exist";
   if (ordinal >= 0) message += " (this machine has " + std::to_string(device_count()) + ")";
   throw Error(ErrorCode::InvalidArgument, message);
 }
@@ -32,7 +32,7 @@ DeviceInfo device_info(int ordinal) {
   const DriverApi& api = driver();
   const int count = device_count();
   if (ordinal < 0 || ordinal >= count) {
-    throw Error(ErrorCode::NoDevice, "kreg: no GPU with ordinal " + std::to_string(ordinal) +
+    throw Error(ErrorCode::NoDevice, "no GPU with ordinal " + std::to_string(ordinal) +
                                          " (this machine has " + std::to_string(count) + ")");
   }
   CUdevice device = 0;

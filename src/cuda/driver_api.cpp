@@ -161,7 +161,7 @@ const DriverApi* driver_api(std::string* why) noexcept {
 const DriverApi& driver() {
   std::string why;
   const DriverApi* api = driver_api(&why);
-  if (api == nullptr) throw Error(ErrorCode::NoDevice, "kreg: no GPU available: " + why);
+  if (api == nullptr) throw Error(ErrorCode::NoDevice, "no GPU available: " + why);
   return *api;
 }
 
@@ -171,7 +171,7 @@ std::string describe(CUresult result) {
 
 void check(CUresult result, ErrorCode code, std::string_view what) {
   if (result == CUDA_SUCCESS) return;
-  throw Error(code, "kreg: " + std::string(what) + ": " + describe(result));
+  throw Error(code, std::string(what) + ": " + describe(result));
 }
 
 }  // namespace kreg::cuda

@@ -69,7 +69,7 @@ const DriverApi& driver();
 // "CUDA_ERROR_X (description)".
 std::string describe(CUresult result);
 
-// Throws Error(code, "kreg: <what>: <describe(result)>") unless result is CUDA_SUCCESS.
+// Throws Error(code, "<what>: <describe(result)>") unless result is CUDA_SUCCESS.
 void check(CUresult result, ErrorCode code, std::string_view what);
 
 }  // namespace kreg::cuda

@@ -20,7 +20,7 @@ std::string dims(Dim3 d) {
 }
 
 [[noreturn]] void invalid(const std::string& label, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: cannot launch '" + label + "': " + what);
+  throw Error(ErrorCode::InvalidArgument, "cannot launch '" + label + "': " + what);
 }
 
 }  // namespace
@@ -115,8 +115,8 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
     cuda::check_stream(result, stream.native, "launching '" + label_ + "'");
   }
   throw Error(ErrorCode::LaunchError,
-              "kreg: launching '" + label_ + "' with grid " + dims(grid) + ", block " +
-                  dims(block) + ", " + std::to_string(shared_bytes) +
+              "launching '" + label_ + "' with grid " + dims(grid) + ", block " + dims(block) +
+                  ", " + std::to_string(shared_bytes) +
                   " bytes of shared memory failed: " + cuda::describe(result));
 }
 

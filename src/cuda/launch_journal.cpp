@@ -71,7 +71,7 @@ bool is_kernel_fault(CUresult result) noexcept {
 
 void check_stream(CUresult result, void* stream, std::string_view what) {
   if (result == CUDA_SUCCESS) return;
-  std::string message = "kreg: " + std::string(what) + ": ";
+  std::string message = std::string(what) + ": ";
   if (is_kernel_fault(result)) {
     const std::string label = last_launch(stream);
     message += "a kernel on this stream faulted";

@@ -16,7 +16,7 @@ void allow_dynamic_shared_memory(void* kernel, std::size_t bytes, int device) {
         ErrorCode::CudaError, "cuDeviceGetAttribute");
   if (bytes > static_cast<std::size_t>(limit)) {
     throw Error(ErrorCode::LaunchError,
-                "kreg: " + std::to_string(bytes) + " bytes of shared memory requested; GPU " +
+                std::to_string(bytes) + " bytes of shared memory requested; GPU " +
                     std::to_string(device) + " allows at most " + std::to_string(limit));
   }
   check(api.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -305,7 +305,7 @@ void fill(std::uint64_t dst, const void* value, std::size_t element_bytes, std::
     }
     default:
       throw Error(ErrorCode::InvalidArgument,
-                  "kreg: cannot fill elements of " + std::to_string(element_bytes) + " bytes");
+                  "cannot fill elements of " + std::to_string(element_bytes) + " bytes");
   }
 }
 

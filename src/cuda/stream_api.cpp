@@ -101,7 +101,7 @@ Stream current_stream() {
   const cuda::Selection& current = cuda::selection();
   if (current.cpu) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: custom kernels run only on a GPU, and this thread selected the CPU "
+                "custom kernels run only on a GPU, and this thread selected the CPU "
                 "(DeviceScope(Device::cpu()))");
   }
   if (current.stream != nullptr) return cuda::StreamAccess::make(current.stream);

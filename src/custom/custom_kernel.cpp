@@ -20,7 +20,7 @@ namespace kreg {
 namespace {
 
 [[noreturn]] void invalid(const std::string& kernel, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: custom kernel '" + kernel + "': " + what);
+  throw Error(ErrorCode::InvalidArgument, "custom kernel '" + kernel + "': " + what);
 }
 
 std::string dims(Dim3 d) {
@@ -100,7 +100,7 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
     : state_(std::make_shared<custom::CustomKernelState>()) {
   if (!custom::is_identifier(name)) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: custom kernel name '" + name + "' is not a C++ identifier");
+                "custom kernel name '" + name + "' is not a C++ identifier");
   }
   if (output_names.empty()) invalid(name, "at least one output name is required");
   for (const std::string& n : input_names) custom::check_name(n, "input", name);

@@ -65,7 +65,7 @@ constexpr std::array<std::string_view, 145> kTaken = {
 
 [[noreturn]] void reject(std::string_view kernel, std::string_view role, std::string_view name,
                          std::string_view why) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: custom kernel '" + std::string(kernel) +
+  throw Error(ErrorCode::InvalidArgument, "custom kernel '" + std::string(kernel) +
                                               "': " + std::string(role) + " name '" +
                                               std::string(name) + "' " + std::string(why));
 }

@@ -77,7 +77,7 @@ class KernelCall final : public array::Primitive {
   template <class Signature, class... Args>
   void arguments(const Args&... args) {
     static_assert(Contract<Signature>::count == sizeof...(Args),
-                  "kreg: an op passes a different number of arguments than its kernel's "
+                  "an op passes a different number of arguments than its kernel's "
                   "contract has parameters");
     add_all(static_cast<Signature*>(nullptr), args...);
     sizes_ = Contract<Signature>::sizes;
@@ -108,11 +108,11 @@ class KernelCall final : public array::Primitive {
   void add(const A& arg) {
     if constexpr (std::is_pointer_v<P>) {
       static_assert(std::is_convertible_v<const A&, Pointer>,
-                    "kreg: a pointer parameter takes an Array, an Output or nullptr");
+                    "a pointer parameter takes an Array, an Output or nullptr");
       pointer(Pointer(arg));
     } else {
       static_assert(std::is_same_v<A, P>,
-                    "kreg: a value parameter takes a value of exactly its contract type");
+                    "a value parameter takes a value of exactly its contract type");
       static_assert(sizeof(P) <= 8, "values are at most 8 bytes");
       Arg value;
       std::memcpy(value.bytes, &arg, sizeof(P));

@@ -25,7 +25,7 @@ namespace contracts = kreg::contracts;
 using Out = KernelCall::Output;
 
 [[noreturn]] void invalid(const std::string& op, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: ops::" + op + ": " + what);
+  throw Error(ErrorCode::InvalidArgument, "ops::" + op + ": " + what);
 }
 
 std::string shape_text(const Shape& shape) {

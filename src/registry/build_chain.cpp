@@ -39,8 +39,7 @@ Found BuildChain::build(const BuildRequest& request) {
     return std::move(*found);
   }
   // The compile tier answers every request; reaching here is a bug, reported, not fatal.
-  throw Error(ErrorCode::CompileError,
-              "kreg: no tier could build '" + std::string(request.label) + "'");
+  throw Error(ErrorCode::CompileError, "no tier could build '" + std::string(request.label) + "'");
 }
 
 void BuildChain::flush() {

@@ -1,7 +1,6 @@
 #include "registry/compile_tier.hpp"
 
 #include "compiler/worker_pool.hpp"
-#include "core/error_text.hpp"
 #include "core/log.hpp"
 #include "registry/request.hpp"
 
@@ -11,8 +10,8 @@ namespace kreg::registry {
 namespace {
 
 std::string what_failed(const BuildRequest& r) {
-  return "kreg: compiling '" + std::string(r.label) + "' (source '" + r.source.name + "', key '" +
-         r.key + "') failed";
+  return "compiling '" + std::string(r.label) + "' (source '" + r.source.name + "', key '" + r.key +
+         "') failed";
 }
 
 }  // namespace
@@ -32,7 +31,7 @@ std::optional<Found> CompileTier::find(const BuildRequest& r) {
   } catch (const Error& e) {
     // NVRTC itself failed (out of memory, say): the cause alone would not say which kernel.
     counters_.add(Counter::Failures);
-    throw Error(e.code(), what_failed(r) + ": " + core::without_prefix(e.what()));
+    throw Error(e.code(), what_failed(r) + ": " + std::string(e.message()));
   } catch (...) {
     counters_.add(Counter::Failures);
     throw;

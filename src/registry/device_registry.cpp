@@ -13,7 +13,7 @@ namespace kreg {
 
 Registry& device_registry(int device) {
   if (device < 0 || device >= cuda::kMaxDevices) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: no registry for GPU " + std::to_string(device));
+    throw Error(ErrorCode::InvalidArgument, "no registry for GPU " + std::to_string(device));
   }
   // Alive until static destruction, which joins the registries' background NVRTC warm-up (a
   // thread still inside NVRTC while the process exits could crash it). Kernels handed out

@@ -19,7 +19,7 @@ constexpr int kVersion = 1;
 constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: manifest '" + path.string() + "': " + what);
+  throw Error(ErrorCode::InvalidArgument, "manifest '" + path.string() + "': " + what);
 }
 
 // JSON text is UTF-8, and nlohmann refuses to write any other string, with an exception of
@@ -32,7 +32,7 @@ void require_utf8(const std::string& name) {
     const std::string shown =
         nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: kernel name " + shown + " is not UTF-8, so no manifest can hold it");
+                "kernel name " + shown + " is not UTF-8, so no manifest can hold it");
   }
 }
 
@@ -91,7 +91,7 @@ std::vector<KernelRequest> parse_manifest(std::string_view text,
     try {
       request.constants = parse_constants(constants);
     } catch (const Error& e) {
-      fail(origin, "kernel '" + request.name + "': " + e.what());
+      fail(origin, "kernel '" + request.name + "': " + std::string(e.message()));
     }
     out.push_back(std::move(request));
   }

@@ -1,6 +1,7 @@
 // Parallel prewarming. Requests are grouped by the binary they need, so each source and
 // constant set is compiled by one worker while the others compile different ones.
 
+#include "core/error_text.hpp"
 #include "core/log.hpp"
 #include "registry/registry_impl.hpp"
 
@@ -62,7 +63,7 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
       Resolved r = resolve(request.name, request.constants);
       groups[r.binary_key].push_back(std::move(r));
     } catch (const Error& e) {
-      const std::string message = e.what();
+      const std::string message(e.message());
       finish(request.name, &message, e.code() == ErrorCode::KernelNotFound);
     }
   }
@@ -83,7 +84,7 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
           if (load) this->load(entry);
           finish(r.label, nullptr);
         } catch (const std::exception& e) {
-          const std::string message = e.what();
+          const std::string message = core::message_of(e);
           finish(r.label, &message);
         }
       }

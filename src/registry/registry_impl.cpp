@@ -4,7 +4,6 @@
 #include "core/binary_parts.hpp"
 #include "core/embedded.hpp"
 #include "core/env.hpp"
-#include "core/error_text.hpp"
 #include "core/hash.hpp"
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
@@ -93,7 +92,7 @@ void RegistryImpl::register_source(std::string name, std::string text,
 }
 
 Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants) const {
-  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: an empty kernel name was given");
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "an empty kernel name was given");
   Resolved r;
   r.name = std::string(name);
   {
@@ -102,7 +101,7 @@ Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants
     r.source = sources_.find_entry(name, &entry);
     if (!r.source) {
       throw Error(ErrorCode::KernelNotFound,
-                  "kreg: no registered source declares kernel '" + r.name + "'");
+                  "no registered source declares kernel '" + r.name + "'");
     }
     r.entry = std::string(entry);
   }
@@ -124,7 +123,7 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
     } catch (const Error& e) {
       if (e.code() != ErrorCode::NoDevice) throw;
       throw Error(ErrorCode::NoDevice,
-                  std::string(e.what()) +
+                  std::string(e.message()) +
                       "; set RegistryOptions::arch or KREG_ARCH to compile without a GPU");
     }
     std::lock_guard lock(device_mutex_);
@@ -171,7 +170,7 @@ std::shared_ptr<registry::BinarySlot> RegistryImpl::binary_for(const Resolved& r
   if (binary.symbol(r.entry).empty()) {
     counters_.add(registry::Counter::Failures);
     throw Error(ErrorCode::CompileError,
-                "kreg: compiling '" + r.label + "' (source '" + r.source->name + "', key '" +
+                "compiling '" + r.label + "' (source '" + r.source->name + "', key '" +
                     binary.key() + "') gave an image without kernel '" + r.entry +
                     "': the source declares it, but NVRTC never compiled it (is it inside an "
                     "#if that is false, or written by a macro that expands to something else?)");
@@ -239,8 +238,7 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
         try {
           slot.library = std::make_shared<const cuda::Library>(binary.image(), binary.key());
         } catch (const Error& e) {
-          throw Error(e.code(),
-                      "kreg: kernel '" + entry.label + "': " + core::without_prefix(e.what()));
+          throw Error(e.code(), "kernel '" + entry.label + "': " + std::string(e.message()));
         }
         counters_.add(registry::Counter::Loads);
         counters_.add(registry::Counter::LoadNs, watch.nanoseconds());
@@ -327,7 +325,7 @@ SourceInfo RegistryImpl::source_info(std::string_view name) const {
     std::lock_guard lock(mutex_);
     source = sources_.find_source(name);
     if (!source) {
-      throw Error(ErrorCode::KernelNotFound, "kreg: no source named '" + std::string(name) + "'");
+      throw Error(ErrorCode::KernelNotFound, "no source named '" + std::string(name) + "'");
     }
     info.name = sources_.listed_name(*source);
     for (const registry::Entry& entry : source->entries) {

@@ -15,7 +15,7 @@ namespace kreg::registry {
 namespace {
 
 [[noreturn]] void malformed(const std::string& source, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: source '" + source + "': " + what);
+  throw Error(ErrorCode::InvalidArgument, "source '" + source + "': " + what);
 }
 
 bool is_ident_start(char c) {
@@ -458,7 +458,7 @@ void read_annotations(Source& source) {
       try {
         source.specializations.push_back(parse_constants(rest));
       } catch (const Error& e) {
-        malformed(source.name, e.what());
+        malformed(source.name, std::string(e.message()));
       }
     } else if (directive == "arch-specific") {
       source.arch_specific = true;
@@ -502,7 +502,7 @@ std::vector<Constants> Source::prewarm_sets() const {
 }
 
 Source parse_source(std::string name, std::string text, const SourceOptions& options) {
-  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "kreg: a source needs a name");
+  if (name.empty()) throw Error(ErrorCode::InvalidArgument, "a source needs a name");
   if (text.empty()) malformed(name, "the text is empty");
   // NVRTC reads a source up to its first NUL byte: whatever follows would be registered
   // but never compiled.
@@ -528,7 +528,8 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
     try {
       check_constants(source, core::sorted_constants(constants), source.name);
     } catch (const Error& e) {
-      malformed(source.name, std::string("a listed specialization does not fit: ") + e.what());
+      malformed(source.name,
+                std::string("a listed specialization does not fit: ") + std::string(e.message()));
     }
   }
   if (source.entries.empty()) {
@@ -558,23 +559,21 @@ void check_constants(const Source& source, const std::vector<core::ConstantValue
   const std::string where = "'" + std::string(label) + "' (source '" + source.name + "')";
   if (int at = core::first_repeated_index(values); at >= 0) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: constant index " +
-                    std::to_string(values[static_cast<std::size_t>(at)].index) +
+                "constant index " + std::to_string(values[static_cast<std::size_t>(at)].index) +
                     " is given more than once for " + where);
   }
   for (const core::ConstantValue& value : values) {
     const ConstantDecl* decl = source.find_constant(value.index);
     if (decl == nullptr) {
-      throw Error(
-          ErrorCode::InvalidArgument,
-          "kreg: constant index " + std::to_string(value.index) + " is not declared by " + where);
+      throw Error(ErrorCode::InvalidArgument,
+                  "constant index " + std::to_string(value.index) + " is not declared by " + where);
     }
     const bool want_bool = decl->type == ConstantType::Bool;
     if (want_bool != value.is_bool) {
       throw Error(ErrorCode::CompileError,
-                  "kreg: constant '" + decl->name + "' (index " + std::to_string(decl->index) +
-                      ") of " + where + " is " + (want_bool ? "bool" : "int") +
-                      " but was given as " + (value.is_bool ? "bool" : "int"));
+                  "constant '" + decl->name + "' (index " + std::to_string(decl->index) + ") of " +
+                      where + " is " + (want_bool ? "bool" : "int") + " but was given as " +
+                      (value.is_bool ? "bool" : "int"));
     }
   }
   for (const ConstantDecl& decl : source.constants) {
@@ -583,7 +582,7 @@ void check_constants(const Source& source, const std::vector<core::ConstantValue
       return v.index == decl.index;
     });
     if (!given) {
-      throw Error(ErrorCode::CompileError, "kreg: required constant '" + decl.name + "' (index " +
+      throw Error(ErrorCode::CompileError, "required constant '" + decl.name + "' (index " +
                                                std::to_string(decl.index) + ", " +
                                                (decl.type == ConstantType::Bool ? "bool" : "int") +
                                                ") of " + where + " was not given");

@@ -27,16 +27,16 @@ void SourceSet::add_builtin(Ptr source) {
 
 SourceSet::Ptr SourceSet::check_user(const Source& source) const {
   if (reserved(source.name)) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: source name '" + source.name +
-                                                "' starts with '" + std::string(kBuiltinPrefix) +
+    throw Error(ErrorCode::InvalidArgument, "source name '" + source.name + "' starts with '" +
+                                                std::string(kBuiltinPrefix) +
                                                 "', which names kreg's built-in sources");
   }
   for (const Entry& entry : source.entries) {
     auto owner = user_entries_.find(entry.name);
     if (owner != user_entries_.end() && owner->second->name != source.name) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "kreg: source '" + source.name + "' declares entry '" + entry.name +
-                      "', which source '" + owner->second->name + "' already declares");
+      throw Error(ErrorCode::InvalidArgument, "source '" + source.name + "' declares entry '" +
+                                                  entry.name + "', which source '" +
+                                                  owner->second->name + "' already declares");
     }
   }
   return find_in(users_, source.name);

@@ -38,15 +38,14 @@ std::string requested_arch(const RegistryOptions& options) {
   if (arch.empty()) return arch;
   if (!valid_arch(arch)) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: '" + arch + "' is not a target arch (expected e.g. sm_90 or sm_90a)");
+                "'" + arch + "' is not a target arch (expected e.g. sm_90 or sm_90a)");
   }
   const std::vector<int> supported = compiler::supported_archs();
   if (std::find(supported.begin(), supported.end(), arch_number(arch)) == supported.end()) {
     std::string list;
     for (int a : supported) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
-    throw Error(ErrorCode::InvalidArgument, "kreg: NVRTC " + compiler::version() +
-                                                " cannot target " + arch + " (it supports " + list +
-                                                ")");
+    throw Error(ErrorCode::InvalidArgument, "NVRTC " + compiler::version() + " cannot target " +
+                                                arch + " (it supports " + list + ")");
   }
   return arch;
 }

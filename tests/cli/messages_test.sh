@@ -24,7 +24,7 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'kernels' in
   "$dir/selfcheck.json" || fail "selfcheck --json is not one JSON document"
 
 # Every failure says why, in text and in JSON.
-expect 1 "nosuch: kreg: no registered source declares kernel 'nosuch'" \
+expect 1 "nosuch: no registered source declares kernel 'nosuch'" \
   "$kreg" prewarm --arch sm_90 nosuch "powi_f32|300:i2"
 expect 1 "is int but was given as bool" "$kreg" prewarm --arch sm_90 "powi_f32|300:b1"
 "$kreg" prewarm --arch sm_90 --json nosuch > "$dir/prewarm.json"
@@ -33,8 +33,18 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'no register
 cat > "$dir/unknown.json" <<'JSON'
 {"format": "kreg-manifest", "version": 1, "kernels": [{"name": "not_a_kernel"}]}
 JSON
-expect 1 "not_a_kernel: kreg: no registered source declares kernel 'not_a_kernel'" \
+expect 1 "not_a_kernel: no registered source declares kernel 'not_a_kernel'" \
   "$kreg" build-cache --arch sm_90 --out "$dir/built" --manifest "$dir/unknown.json"
+
+# kreg is named once a line: by the error line, by a log line, never again by the message.
+twice='(kreg: |kreg \[).*(kreg: |kreg \[)'
+expect 1 "kreg: InvalidArgument: NVRTC " "$kreg" prewarm --arch sm_999 --all
+out=$("$kreg" doctor --arch sm_999 2>&1)
+grep -qE "cannot target sm_999" <<<"$out" || fail "doctor --arch sm_999 did not say why: $out"
+! grep -qE "$twice" <<<"$out" || fail "an error named kreg twice: $out"
+out=$(KREG_LOG=debug "$kreg" prewarm --arch sm_90 nosuch "powi_f32|300:b1" 2>&1)
+grep -qF "kreg [debug] prewarm of 'powi_f32' failed" <<<"$out" || fail "no debug line: $out"
+! grep -qE "$twice" <<<"$out" || fail "a log line or report named kreg twice: $out"
 
 # Manifests: only regular files, of bounded size; a FIFO must not hang.
 mkfifo "$dir/fifo.json"

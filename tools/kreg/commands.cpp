@@ -179,7 +179,7 @@ int build_cache(const BuildCacheOptions& options) {
       try {
         reg.compile(r.name, r.constants);
       } catch (const Error& e) {
-        failures.emplace_back(kernel_label(r.name, r.constants), e.what());
+        failures.emplace_back(kernel_label(r.name, r.constants), e.message());
       }
     }
   }

@@ -107,6 +107,9 @@ GpuCheck run_check(std::string label, const std::function<std::string(bool&)>& c
   result.label = std::move(label);
   try {
     result.detail = check(result.ok);
+  } catch (const Error& e) {
+    result.ok = false;
+    result.detail = e.message();
   } catch (const std::exception& e) {
     result.ok = false;
     result.detail = e.what();

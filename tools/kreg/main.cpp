@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
     if (*build) return kreg::cli::build_cache(build_options);
     if (*list) return kreg::cli::list(list_json);
   } catch (const kreg::Error& e) {
-    std::cerr << "kreg: " << kreg::to_string(e.code()) << ": " << e.what() << "\n";
+    // The line names kreg and the code once each; the message carries neither.
+    std::cerr << "kreg: " << kreg::to_string(e.code()) << ": " << e.message() << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "kreg: " << e.what() << "\n";

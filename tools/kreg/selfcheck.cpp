@@ -64,8 +64,8 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
     } catch (const Error& e) {
       ok = false;
       table.add({label, "FAILED", "-", "-", "-"});
-      row["error"] = e.what();
-      failures.emplace_back(label, e.what());
+      row["error"] = e.message();
+      failures.emplace_back(label, e.message());
     }
     out["kernels"].push_back(row);
   }
@@ -114,7 +114,7 @@ int selfcheck_with(const RegistryOptions& registry_options, const SelfCheckOptio
     reg.get(requests.front().name, requests.front().constants);
   } catch (const Error& e) {
     gpu = false;
-    why = e.what();
+    why = e.message();
   }
   nlohmann::json checks = nlohmann::json::array();
   if (gpu) {

@@ -62,25 +62,27 @@ struct unreferenced<T&> {
 }  // namespace detail
 }  // namespace kreg
 
-#define KREG_CONSTANT(type, name, index)                                                         \
-  static_assert(::kreg::detail::constant_kind<type>::value != 0,                                 \
-                "kreg: constant '" #name "' (index " #index ") must be bool or int");            \
-  static_assert(::kreg::detail::given_constant<index>::kind != 0,                                \
-                "kreg: required constant '" #name "' (index " #index ") was not given");         \
-  static_assert(                                                                                 \
-      ::kreg::detail::given_constant<index>::kind == ::kreg::detail::constant_kind<type>::value, \
-      "kreg: constant '" #name "' (index " #index ") was given as the wrong type");              \
+#define KREG_CONSTANT(type, name, index)                                                          \
+  static_assert(::kreg::detail::constant_kind<type>::value != 0,                                  \
+                "KREG_CONSTANT: constant '" #name "' (index " #index ") must be bool or int");    \
+  static_assert(::kreg::detail::given_constant<index>::kind != 0,                                 \
+                "KREG_CONSTANT: required constant '" #name "' (index " #index ") was not given"); \
+  static_assert(                                                                                  \
+      ::kreg::detail::given_constant<index>::kind == ::kreg::detail::constant_kind<type>::value,  \
+      "KREG_CONSTANT: constant '" #name "' (index " #index ") was given as the wrong type");      \
   constexpr type name = static_cast<type>(::kreg::detail::given_constant<index>::value)
 
-#define KREG_CONSTANT_DEFAULT(type, name, index, fallback)                                    \
-  static_assert(::kreg::detail::constant_kind<type>::value != 0,                              \
-                "kreg: constant '" #name "' (index " #index ") must be bool or int");         \
-  static_assert(::kreg::detail::given_constant<index>::kind == 0 ||                           \
-                    ::kreg::detail::given_constant<index>::kind ==                            \
-                        ::kreg::detail::constant_kind<type>::value,                           \
-                "kreg: constant '" #name "' (index " #index ") was given as the wrong type"); \
-  constexpr type name = ::kreg::detail::given_constant<index>::kind == 0                      \
-                            ? static_cast<type>(fallback)                                     \
+#define KREG_CONSTANT_DEFAULT(type, name, index, fallback)                   \
+  static_assert(::kreg::detail::constant_kind<type>::value != 0,             \
+                "KREG_CONSTANT_DEFAULT: constant '" #name "' (index " #index \
+                ") must be bool or int");                                    \
+  static_assert(::kreg::detail::given_constant<index>::kind == 0 ||          \
+                    ::kreg::detail::given_constant<index>::kind ==           \
+                        ::kreg::detail::constant_kind<type>::value,          \
+                "KREG_CONSTANT_DEFAULT: constant '" #name "' (index " #index \
+                ") was given as the wrong type");                            \
+  constexpr type name = ::kreg::detail::given_constant<index>::kind == 0     \
+                            ? static_cast<type>(fallback)                    \
                             : static_cast<type>(::kreg::detail::given_constant<index>::value)
 
 // Inside a kernel's body: its parameter list must be `signature`, a function type such as
@@ -95,4 +97,4 @@ struct unreferenced<T&> {
   static_assert(                                                                               \
       ::kreg::detail::same_type<typename ::kreg::detail::unreferenced<decltype(kernel)>::type, \
                                 __VA_ARGS__>::value,                                           \
-      "kreg: the parameters of " #kernel " differ from " #__VA_ARGS__)
+      "KREG_SIGNATURE: the parameters of " #kernel " differ from " #__VA_ARGS__)
