@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kreg {
@@ -14,9 +15,25 @@ namespace kreg {
 /// `$XDG_CACHE_HOME/kreg`, else `~/.cache/kreg`.
 std::filesystem::path default_cache_dir();
 
+/// What a registry will find in a cache folder.
+enum class CacheState {
+  Ready,          ///< kreg's folders are there, and this user can read and write them
+  WillBeCreated,  ///< not there yet (the folder, or kreg's folders in it); they can be made
+  ReadOnly,       ///< there, but no file can be added: entries are loaded, none are stored
+  Unusable,       ///< a registry caches in memory only: see `CacheUsage::note`
+};
+
+/// The printable name of a state, e.g. "will_be_created".
+const char* to_string(CacheState state) noexcept;
+
 struct CacheUsage {
   std::filesystem::path dir;
   bool usable = false;  ///< false if the folder cannot be made, or is not safely ours
+  CacheState state = CacheState::Unusable;
+  /// Empty when Ready; else what will be created, why nothing is stored, or why the folder
+  /// is unusable (a link, a file or a FIFO in its place, another owner, writable by others,
+  /// permissions, a read-only file system), naming the path at fault.
+  std::string note;
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;
   std::uint64_t max_bytes = 0;  ///< the bound eviction keeps (`KREG_CACHE_MAX_BYTES`)
@@ -29,7 +46,7 @@ struct CacheVerify {
 };
 
 /// Each takes the folder (empty: the default one), never creates it, and never throws for a
-/// missing or unusable folder: it reports `usable = false` or zero counts.
+/// missing or unusable folder: it reports its state and zero counts.
 CacheUsage cache_usage(const std::filesystem::path& dir = {});
 /// Removes every entry; returns how many.
 std::size_t cache_clear(const std::filesystem::path& dir = {});

@@ -17,11 +17,34 @@ std::filesystem::path default_cache_dir() {
   return cache::DiskCache::default_dir();
 }
 
+const char* to_string(CacheState state) noexcept {
+  switch (state) {
+    case CacheState::Ready: return "ready";
+    case CacheState::WillBeCreated: return "will_be_created";
+    case CacheState::ReadOnly: return "read_only";
+    case CacheState::Unusable: return "unusable";
+  }
+  return "unknown";
+}
+
 CacheUsage cache_usage(const std::filesystem::path& dir) {
   const std::uint64_t max_bytes = cache::DiskCache::default_max_bytes();
-  cache::DiskCache disk(dir.empty() ? cache::DiskCache::default_dir() : dir, max_bytes, false);
-  const auto usage = disk.usage();
-  return {disk.dir(), disk.usable(), usage.entries, usage.bytes, max_bytes};
+  const std::filesystem::path folder = dir.empty() ? cache::DiskCache::default_dir() : dir;
+  const cache::FolderCheck check = cache::DiskCache::inspect(folder);
+  CacheUsage out;
+  out.dir = cache::DiskCache::absolute(folder);
+  out.usable = check.state != CacheState::Unusable;
+  out.state = check.state;
+  out.note = check.note;
+  out.max_bytes = max_bytes;
+  // Only a folder that is there is opened: inspecting must not create one.
+  if (check.state == CacheState::Ready || check.state == CacheState::ReadOnly) {
+    cache::DiskCache disk(folder, max_bytes, false);
+    const auto usage = disk.usage();
+    out.entries = usage.entries;
+    out.bytes = usage.bytes;
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> parse_size(std::string_view text) {

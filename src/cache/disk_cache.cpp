@@ -1,6 +1,7 @@
 #include "cache/disk_cache.hpp"
 
 #include "cache/entry.hpp"
+#include "cache/folder_check.hpp"
 #include "core/atomic_file.hpp"
 #include "core/env.hpp"
 #include "core/log.hpp"
@@ -21,6 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kSuffix = ".kbin";
+constexpr const char* kNoFolder = "no cache folder (set KREG_CACHE_DIR or HOME)";
 
 void warn(std::string_view message) noexcept {
   try {
@@ -48,13 +50,12 @@ bool prepare_dir(const fs::path& dir, std::string& why) {
     }
   }
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    // A link is refused even to a good folder: whoever made it chose where entries go.
-    why = dir.string() + (S_ISLNK(st.st_mode) ? " is a symbolic link" : " is not a folder");
+  if (::lstat(dir.c_str(), &st) != 0) {
+    why = "cannot look at " + dir.string() + ": " + std::generic_category().message(errno);
     return false;
   }
-  if (!trusted(st)) {
-    why = dir.string() + " is owned by another user or writable by others";
+  if (auto refused = refusal(dir, st)) {
+    why = std::move(*refused);
     return false;
   }
   return true;
@@ -179,7 +180,7 @@ DiskCache::DiskCache(const fs::path& dir, std::uint64_t max_bytes, bool create)
   std::string why;
   std::error_code error;
   if (dir_.empty()) {
-    why = "no cache folder (set KREG_CACHE_DIR or HOME)";
+    why = kNoFolder;
   } else if (!create && !fs::is_directory(root_, error)) {
     return;  // inspecting only: a folder that does not exist is just not usable
   } else if (prepare_folders(why)) {
@@ -187,6 +188,17 @@ DiskCache::DiskCache(const fs::path& dir, std::uint64_t max_bytes, bool create)
     return;
   }
   warn(why + "; caching in memory only");
+}
+
+fs::path DiskCache::absolute(const fs::path& dir) {
+  return absolute_dir(dir);
+}
+
+FolderCheck DiskCache::inspect(const fs::path& dir) {
+  const fs::path folder = absolute_dir(dir);
+  if (folder.empty()) return {CacheState::Unusable, kNoFolder};
+  const fs::path root = folder / ("v" + std::to_string(kFormatVersion));
+  return check_folders({folder, root, root / "tmp"});
 }
 
 bool DiskCache::prepare_folders(std::string& why) const {

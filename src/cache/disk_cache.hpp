@@ -11,6 +11,8 @@
 // writable by group or others, is refused (a cubin is executable code). Nothing here ever
 // throws or fails a compile: every problem is a miss, logged at warn level.
 
+#include "cache/folder_check.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +36,12 @@ class DiskCache {
   static std::filesystem::path default_dir();
   // KREG_CACHE_MAX_BYTES, else kDefaultMaxBytes.
   static std::uint64_t default_max_bytes();
+
+  // What a DiskCache for `dir` would find, told without creating or changing anything.
+  static FolderCheck inspect(const std::filesystem::path& dir);
+  // `dir` as a DiskCache keeps it: absolute and normal, so that a change of the current
+  // folder does not move the cache.
+  static std::filesystem::path absolute(const std::filesystem::path& dir);
 
   const std::filesystem::path& dir() const noexcept { return dir_; }
   // False when the folder could not be made or was refused: then every call is a no-op.

@@ -30,7 +30,9 @@ fi
 if KREG_DISK_CACHE=0 "$kreg" build-cache --arch sm_90 --out "$dir/off" > /dev/null 2>&1; then
   echo "build-cache succeeded with the disk cache off"; exit 1
 fi
-# Inspecting a folder that does not exist fails, and does not create it.
-if "$kreg" cache stats --cache-dir "$dir/typo" > /dev/null; then echo "stats of a missing folder succeeded"; exit 1; fi
+# Inspecting a folder that does not exist reports an empty cache, and does not create it.
+"$kreg" cache stats --cache-dir "$dir/typo" > "$dir/typo.txt" ||
+  { echo "stats of a missing folder failed: $(cat "$dir/typo.txt")"; exit 1; }
+grep -q 'does not exist yet' "$dir/typo.txt" || { echo "stats did not say the folder is missing"; exit 1; }
 [[ ! -e "$dir/typo" ]] || { echo "cache stats created the folder"; exit 1; }
 echo "build-cache output served a later process with zero compiles"

@@ -6,17 +6,7 @@ kreg="$1"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export KREG_CACHE_DIR="$dir/cache"
-fail() { echo "FAIL: $*"; exit 1; }
-# expect CODE PATTERN COMMAND...: the exit code, and a pattern in stdout and stderr together.
-expect() {
-  local code="$1" pattern="$2"
-  shift 2
-  local out status
-  out=$(timeout 60 "$@" 2>&1)
-  status=$?
-  [[ $status -eq $code ]] || fail "'$*' exited $status, not $code: $out"
-  grep -qF -- "$pattern" <<<"$out" || fail "'$*' did not say '$pattern': $out"
-}
+source "$(dirname "$0")/expect.sh"
 
 # One JSON document, whatever the command.
 timeout 120 "$kreg" selfcheck --json > "$dir/selfcheck.json" || fail "selfcheck --json failed"

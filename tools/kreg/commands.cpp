@@ -17,11 +17,20 @@ std::string bytes_text(std::uint64_t bytes) {
 }
 
 nlohmann::json usage_json(const CacheUsage& u) {
-  return {{"dir", u.dir.string()},
-          {"usable", u.usable},
-          {"entries", u.entries},
-          {"bytes", u.bytes},
+  return {{"dir", u.dir.string()},   {"usable", u.usable},   {"state", to_string(u.state)},
+          {"note", u.note},          {"entries", u.entries}, {"bytes", u.bytes},
           {"max_bytes", u.max_bytes}};
+}
+
+// The folder, and what a registry will find there unless it is ready.
+std::string cache_text(const CacheUsage& u) {
+  switch (u.state) {
+    case CacheState::Ready: break;
+    case CacheState::WillBeCreated: return u.dir.string() + " (" + u.note + ")";
+    case CacheState::ReadOnly: return u.dir.string() + " (read-only: " + u.note + ")";
+    case CacheState::Unusable: return u.dir.string() + " (unusable: " + u.note + ")";
+  }
+  return u.dir.string();
 }
 
 }  // namespace
@@ -58,7 +67,7 @@ int doctor(const CommonOptions& options) {
                     ? "none (no GPU; use --arch)"
                     : json["target_arch"].get<std::string>())
             << "\n"
-            << "cache         " << usage.dir.string() << (usage.usable ? "" : " (unusable)") << "\n"
+            << "cache         " << cache_text(usage) << "\n"
             << "cache usage   " << usage.entries << " entries, " << bytes_text(usage.bytes)
             << " of " << bytes_text(usage.max_bytes) << "\n"
             << "precompiled   " <<
@@ -124,7 +133,7 @@ int cache(const CacheOptions& options) {
   nlohmann::json json;
   if (!before.usable) {
     json = usage_json(before);
-    json["error"] = "no usable cache folder at " + before.dir.string();
+    json["error"] = "unusable cache folder: " + before.note;
   } else if (options.action == "stats") {
     json = usage_json(before);
   } else if (options.action == "clear") {
