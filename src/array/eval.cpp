@@ -2,6 +2,7 @@
 
 #include "array/launch_support.hpp"
 #include "array/node.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/context.hpp"
 #include "cuda/stream.hpp"
 #include "cuda/stream_state.hpp"
@@ -26,6 +27,10 @@ void materialize(ArrayNode& node) {
   const int device = node.stream.device();
   cuda::ContextScope context(device);
   void* stream = node.stream.native().native;
+  // Host values cross through pageable memory, which a graph cannot capture.
+  if (!node.host.empty()) {
+    cuda::refuse_during_capture(stream, "an array made from host values is first used");
+  }
   const std::size_t bytes = static_cast<std::size_t>(node.size()) * size_of(node.dtype);
   auto buffer = cuda::Buffer::allocate(bytes, device, stream,
                                        cuda::StreamAccess::state(node.stream)->reusable());
@@ -166,8 +171,11 @@ std::shared_ptr<ArrayNode> contiguous(const std::shared_ptr<ArrayNode>& node,
     layout.strides[i] = node->strides[i];
   }
   // The built-in, by its reserved name: a user's kernel may be called strided_copy_4 too.
-  const Kernel& kernel = device_registry(device).get(std::string(kBuiltinPrefix) + "strided_copy_" +
-                                                     std::to_string(itemsize));
+  const Kernel& kernel = [&]() -> const Kernel& {
+    const cuda::LaunchStreamHint hint(native);
+    return device_registry(device).get(std::string(kBuiltinPrefix) + "strided_copy_" +
+                                       std::to_string(itemsize));
+  }();
   const std::uint64_t src = element_address(*node);
   const std::uint64_t dst = copy->buffer->address();
   constexpr unsigned kThreads = 256;

@@ -2,6 +2,7 @@
 
 #include <kreg/kernel.hpp>
 
+#include "cuda/capture.hpp"
 #include "cuda/stream.hpp"
 #include "cuda/stream_state.hpp"
 
@@ -46,6 +47,8 @@ const ArrayNode& LaunchInputs::pointer(const std::shared_ptr<ArrayNode>& input, 
   void* producer = node->stream.native().native;
   void* native = stream_.native().native;
   if (producer != native || node->stream.device() != stream_.device()) {
+    // A capture may not wait for work outside it, nor pull another stream into its graph.
+    cuda::refuse_during_capture(native, "an input made on another stream is read");
     cuda::order_after(native, producer);
     producers_.push_back(producer);
   }

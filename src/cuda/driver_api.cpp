@@ -101,6 +101,7 @@ Loaded load() {
   KREG_RESOLVE(cuStreamCreate);
   KREG_RESOLVE(cuStreamDestroy);
   KREG_RESOLVE(cuStreamSynchronize);
+  KREG_RESOLVE(cuStreamIsCapturing);
   KREG_RESOLVE(cuStreamWaitEvent);
   KREG_RESOLVE(cuEventCreate);
   KREG_RESOLVE(cuEventDestroy);

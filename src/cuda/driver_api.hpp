@@ -38,6 +38,7 @@ struct DriverApi {
   decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
   decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
   decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
+  decltype(&::cuStreamIsCapturing) cuStreamIsCapturing = nullptr;
   decltype(&::cuStreamWaitEvent) cuStreamWaitEvent = nullptr;
   decltype(&::cuEventCreate) cuEventCreate = nullptr;
   decltype(&::cuEventDestroy) cuEventDestroy = nullptr;

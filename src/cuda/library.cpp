@@ -17,7 +17,15 @@ Library::Library(std::span<const char> image, std::string_view key) {
   const CUresult result = injected ? static_cast<CUresult>(*injected)
                                    : driver().cuLibraryLoadData(&library, image.data(), nullptr,
                                                                 nullptr, 0, nullptr, nullptr, 0);
-  check(result, ErrorCode::LoadError, "loading binary '" + std::string(key) + "'");
+  const bool in_capture = result == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+                          result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+                          result == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  check(result, ErrorCode::LoadError,
+        "loading binary '" + std::string(key) + "'" +
+            (in_capture ? std::string(" while a stream captured a CUDA graph (prewarm kernels "
+                                      "before capture; see \"Prewarm, then capture\" in "
+                                      "docs/registry.md)")
+                        : std::string()));
   handle_ = library;
 }
 

@@ -2,6 +2,7 @@
 #include "cuda/device.hpp"
 
 #include "core/log.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/context.hpp"
 #include "cuda/driver_api.hpp"
 #include "cuda/launch_journal.hpp"
@@ -169,7 +170,13 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes, int device, void* st
   buffer->stream_ = stream;
   buffer->reusable_ = reusable;
   if (bytes == 0) return buffer;
-  if (reusable) {
+  if (is_capturing(stream)) {
+    // Captured as the graph's own allocation, with an address fixed for the graph's life.
+    // Never taken from or kept for reuse: memory the graph writes on every replay must not
+    // be handed to other work.
+    buffer->captured_ = true;
+    buffer->reusable_ = false;
+  } else if (reusable) {
     buffer->address_ = reuse_cache().take(device, stream, bytes);
     if (buffer->address_ != 0) return buffer;
   }
@@ -224,9 +231,20 @@ Buffer::~Buffer() {
   if (api == nullptr) return;
   try {
     ContextScope context(device_);
+    if (!captured_ && is_capturing(stream_)) {
+      // A free during capture becomes part of the graph, which may free only what it
+      // allocated: the driver would invalidate the capture. The memory stays allocated.
+      core::log_write(core::LogLevel::Warn,
+                      "an array made before a CUDA graph capture was released during it, on "
+                      "the capturing stream; its memory is kept until the process exits");
+      return;
+    }
     const CUresult result = api->cuMemFreeAsync(address_, static_cast<CUstream>(stream_));
-    // At process exit the driver may be gone already; the memory goes with it.
-    if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED)
+    // At process exit the driver may be gone already; the memory goes with it. A graph's
+    // allocation is live only from a launch of the graph until it is freed: one freed
+    // before any launch has nothing to free, and the driver says so.
+    if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED &&
+        !(captured_ && result == CUDA_ERROR_INVALID_VALUE))
       warn("cuMemFreeAsync", result);
   } catch (...) {
     // No context to free in (the driver is shutting down): the memory goes with the process.
@@ -259,6 +277,8 @@ void copy_to_device(std::uint64_t dst, const void* host, std::size_t bytes, void
 
 void copy_to_host(void* host, std::uint64_t src, std::size_t bytes, void* stream) {
   const DriverApi& api = driver();
+  // It waits on the host for the stream, which a capture refuses.
+  refuse_during_capture(stream, "reading an array back to the host");
   if (bytes > 0) {
     // An earlier kernel's fault can surface here already.
     check_stream(api.cuMemcpyDtoHAsync(host, src, bytes, static_cast<CUstream>(stream)), stream,

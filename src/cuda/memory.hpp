@@ -48,6 +48,7 @@ class Buffer {
   std::function<void()> release_;  // set for borrowed memory
   bool wait_ = true;               // borrowed: wait for the stream before `release_`
   bool reusable_ = false;
+  bool captured_ = false;  // allocated while `stream_` captured a graph: the graph's memory
 };
 
 // Maps the first memory of kreg's pool on `device` if the device's primary context is

@@ -4,6 +4,7 @@
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/launch_limits.hpp"
 #include "cuda/stream.hpp"
 
@@ -75,7 +76,11 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
 void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream.device();
   array::ArrayLaunch launch(stream, variant->output_dtypes.size());
-  const Kernel& kernel = variant->kernel(device, kernel_name);
+  const Kernel& kernel = [&]() -> const Kernel& {
+    // A binary that is not ready is refused during capture, before it is compiled or loaded.
+    const cuda::LaunchStreamHint hint(stream.native().native);
+    return variant->kernel(device, kernel_name);
+  }();
   if (shared_memory > std::size_t{48} * 1024) {
     cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
   }

@@ -3,6 +3,7 @@
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
+#include "cuda/capture.hpp"
 
 namespace kreg::ops {
 
@@ -41,9 +42,14 @@ std::vector<Array> KernelCall::launch(const std::shared_ptr<KernelCall>& call,
 void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream_.device();
   array::ArrayLaunch launch(stream_, output_specs_.size());
-  for (const auto& [count, dtype] : output_specs_) launch.output(count, dtype);
+  const Kernel* kernel = nullptr;
   if (grid_.x > 0) {  // zero rows or elements: nothing to launch
-    const Kernel& kernel = device_registry(device).get(builtin_, constants_);
+    // Before the outputs: a miss refused during capture leaves nothing allocated.
+    const cuda::LaunchStreamHint hint(stream_.native().native);
+    kernel = &device_registry(device).get(builtin_, constants_);
+  }
+  for (const auto& [count, dtype] : output_specs_) launch.output(count, dtype);
+  if (kernel != nullptr) {
     std::vector<const array::ArrayNode*> nodes;
     nodes.reserve(inputs.size());
     for (const Array& input : inputs)
@@ -59,7 +65,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     }
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
-    launch.launch(kernel, grid_, block_, 0, sizes_, count_);
+    launch.launch(*kernel, grid_, block_, 0, sizes_, count_);
   }
   launch.publish(live);
 }

@@ -7,6 +7,7 @@
 #include "core/hash.hpp"
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
@@ -264,6 +265,12 @@ const Kernel& RegistryImpl::load(const CacheEntry& entry) {
 
 const Kernel& RegistryImpl::get_slow(std::string_view name, const Constants& constants) {
   Resolved r = resolve(name, constants);
+  // A miss compiles or loads, and a module load may be illegal in a capture: refuse it
+  // before any driver call, while the capture is still valid.
+  if (void* stream = cuda::launch_stream(); stream != nullptr) {
+    cuda::refuse_during_capture(
+        stream, "kernel '" + r.label + "' is not ready, and a get would compile or load it");
+  }
   launch_context();  // no GPU: fail before spending a compile on it
   return load(entry_for(r));
 }
