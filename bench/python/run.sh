@@ -11,6 +11,8 @@ median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
 echo "== host time per call (1024 floats)"
 python3 "$here/call_overhead.py" 200
+echo "== the parts of the call, each form alone"
+python3 "$here/call_breakdown.py"
 if [[ -x "$build/bench/kreg_custom_bench" ]]; then
   echo "== the same kernel from C++ (apply + eval), same run"
   "$build/bench/kreg_custom_bench" overhead
