@@ -54,6 +54,7 @@ constexpr std::string_view kConstantWords[] = {
     "INFINITY", "NAN",       "HUGE_VALF",  "MAXFLOAT",     "FLT_MAX",   "FLT_MIN",    "FLT_EPSILON",
     "M_E_F",    "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F",      "M_LN10_F",  "M_PI_F",     "M_PI_2_F",
     "M_PI_4_F", "M_1_PI_F",  "M_2_PI_F",   "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"};
+constexpr std::string_view kAsType = "as_type";
 constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
                                             "elem_to_loc_3", "ceildiv"};
 
@@ -120,6 +121,8 @@ Generated generate(const KernelSpec& spec) {
   };
   const bool math = before_any(kMathNamespaces, "::") || before_any(kMathFunctions, "(");
   const bool utils = names_any(kUtilsWords);
+  const bool bits =
+      names_before(spec.body, kAsType, "<") || names_before(spec.header, kAsType, "<");
   bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16");
   const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
   for (const InputSpec& input : spec.inputs) float16 = float16 || is_16(input.dtype);
@@ -136,6 +139,7 @@ Generated generate(const KernelSpec& spec) {
   if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
+  if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
   // Metal's `half`, unless the kernel brings the toolkit's headers, whose cuda_fp16.h has a
   // `half` of its own.
   if (float16 && (names(spec.body, "half") || names(spec.header, "half")) &&

@@ -174,6 +174,15 @@ TEST(MetalSurface, HalfInBodiesAndConversions) {
             "");
 }
 
+TEST(MetalSurface, AsTypeReadsBits) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "uint bits = as_type<uint>(a[i]);\n"
+                          "ushort2 halves = as_type<ushort2>(a[i]);\n"
+                          "out[i] = metal::as_type<float>(bits ^ 0x80000000u) + halves.x;\n"),
+            "");
+  EXPECT_TRUE(contains(compile_error("out[0] = as_type<double>(a[0]);"), "differ in size"));
+}
+
 TEST(MetalSurfaceCodegen, DefaultDeviceAndHalfOnlyWhereTheyApply) {
   custom::KernelSpec spec;
   spec.name = "k";
