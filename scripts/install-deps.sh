@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what kreg's build and tests need from Debian's packages. The CUDA toolkit
 # (nvcc, NVRTC, driver headers) is expected in its standard place, /usr/local/cuda.
-# clang and its runtime libraries (libFuzzer among them) build the fuzzers. The Python
+# clang and its runtime libraries (libFuzzer among them) build the fuzzers. hiredis and
+# OpenSSL's libcrypto are the remote cache's client and signatures; the remote-cache tests
+# start redis-server processes of their own (none runs as a service). The Python
 # package's build and test tools (nanobind, scikit-build-core, numpy, pytest) come from PyPI.
 set -euo pipefail
 SUDO=""
@@ -10,7 +12,8 @@ $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build clang libclang-rt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  libxxhash-dev libcli11-dev nlohmann-json3-dev libdlpack-dev >/dev/null
+  libxxhash-dev libcli11-dev nlohmann-json3-dev libdlpack-dev \
+  libhiredis-dev libssl-dev redis-server >/dev/null
 # The Python extension's build and tests (python/, docs/python.md), from PyPI.
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
   -r "$(dirname "$0")/../python/requirements-dev.txt"

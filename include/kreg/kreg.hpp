@@ -4,6 +4,7 @@
 
 #include <kreg/array.hpp>
 #include <kreg/binary.hpp>
+#include <kreg/bundle.hpp>
 #include <kreg/cache.hpp>
 #include <kreg/constants.hpp>
 #include <kreg/custom_kernel.hpp>
@@ -13,6 +14,7 @@
 #include <kreg/kernel.hpp>
 #include <kreg/ops.hpp>
 #include <kreg/registry.hpp>
+#include <kreg/remote_cache.hpp>
 #include <kreg/stream.hpp>
 #include <kreg/types.hpp>
 #include <kreg/version.hpp>

@@ -149,10 +149,16 @@ class Registry {
   std::string arch() const;
   /// The disk cache folder in use; empty when the disk cache is off or unusable.
   std::filesystem::path cache_dir() const;
-  /// Waits until every binary compiled so far is in the disk cache. Compiles hand their
-  /// binary back at once and write it in the background; another process sees it once
-  /// written. Destroying the registry also waits.
+  /// Waits until every binary compiled so far is in the disk cache, and in the remote cache
+  /// when there is one. Compiles hand their binary back at once and write it in the
+  /// background; another process sees it once written. Destroying the registry also waits.
   void flush_disk_cache();
+  /// The names (32 hex digits) the disk and remote caches keep each request's binary under,
+  /// for exporting or pushing only what a manifest lists; "" for a request whose binary is
+  /// never cached outside the process (its compile may read files its key cannot hold).
+  /// Compiles nothing. Throws as `compile` does for an unknown name or a bad constant set,
+  /// and `NoDevice` when there is no target arch.
+  std::vector<std::string> entry_digests(const std::vector<KernelRequest>& requests);
 
  private:
   std::unique_ptr<registry::RegistryImpl> impl_;

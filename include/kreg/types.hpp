@@ -2,6 +2,7 @@
 /// \file
 /// Small value types shared by the registry and kernels.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -31,10 +32,41 @@ enum class Origin {
   Compiled,     ///< Compiled by NVRTC in this process.
   Disk,         ///< Read from the on-disk cache.
   Precompiled,  ///< Compiled by nvcc at build time and embedded in the library.
+  Remote,       ///< Fetched from the remote cache (Redis) and checked.
 };
 
 /// The printable name of an origin, e.g. "compiled".
 const char* to_string(Origin origin) noexcept;
+
+/// The fleet-wide cache tier: a Redis server that registries on many machines share, asked
+/// after the disk cache and before a compile (see docs/cache.md, "The remote cache"). Off
+/// unless a URL is given here or in `KREG_REMOTE_CACHE`.
+struct RemoteCacheOptions {
+  /// `redis://host[:port][/db]` or `unix:///path/to/socket[?db=N]`. Either form may end in
+  /// query attributes that set the fields below: `prefix=`, `read_only=1`,
+  /// `connect_timeout_ms=`, `timeout_ms=`, `ttl=` (seconds). Empty: `KREG_REMOTE_CACHE`;
+  /// empty there too: no remote tier.
+  std::string url;
+  /// Turns the tier off even when `url` or `KREG_REMOTE_CACHE` names a server.
+  bool enabled = true;
+  /// Put in front of every Redis key, so that several caches can share one database.
+  std::string key_prefix = "kreg:";
+  /// Only read: never write compiles (or anything else) to the server.
+  bool read_only = false;
+  /// How long a connection may take to open.
+  std::chrono::milliseconds connect_timeout{100};
+  /// How long any one wait on the server (a send, or a reply) may take.
+  std::chrono::milliseconds operation_timeout{500};
+  /// How long the tier is skipped after the server failed to answer or refused a write.
+  std::chrono::milliseconds backoff{30000};
+  /// Expiry of written entries; zero: none (the server's eviction policy decides).
+  std::chrono::seconds ttl{0};
+  /// The shared secret entries are signed with (HMAC-SHA-256). With one, unsigned or badly
+  /// signed values are refused. Empty: `KREG_REMOTE_CACHE_SECRET`, else the file below.
+  std::string secret;
+  /// A file holding the secret (its first line). Empty: `KREG_REMOTE_CACHE_SECRET_FILE`.
+  std::filesystem::path secret_file;
+};
 
 /// How a registry is set up. Every field has a sensible default.
 struct RegistryOptions {
@@ -71,6 +103,8 @@ struct RegistryOptions {
   /// Register kreg's built-in sources. Without them the registry holds only what users
   /// register; ops and arrays are unaffected, as they use registries of their own.
   bool builtins = true;
+  /// The remote (Redis) cache tier; off unless a URL is given here or in the environment.
+  RemoteCacheOptions remote;
 };
 
 /// Counters since the registry was created.
@@ -86,6 +120,11 @@ struct Stats {
   double disk_ms = 0;                  ///< Wall time spent reading disk-cache hits.
   double precompiled_ms = 0;           ///< Wall time spent taking precompiled binaries.
   double load_ms = 0;                  ///< Wall time spent loading binaries.
+  std::uint64_t remote_hits = 0;       ///< Binaries fetched from the remote cache.
+  std::uint64_t remote_misses = 0;     ///< Remote lookups that found no usable value.
+  std::uint64_t remote_rejected = 0;   ///< Of those, values refused: corrupt, foreign or unsigned.
+  std::uint64_t remote_errors = 0;     ///< Remote reads and writes that failed or timed out.
+  double remote_ms = 0;                ///< Wall time spent on remote lookups, hits or not.
 };
 
 /// What `prewarm_all` did.

@@ -301,6 +301,37 @@ void DiskCache::store(std::string_view key, std::string_view payload) {
   }
 }
 
+std::vector<std::string> DiskCache::digests() const {
+  std::vector<std::string> out;
+  if (!usable_) return out;
+  for (const FileInfo& f : list(root_, kSuffix)) out.push_back(f.path.stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<DecodedEntry> DiskCache::load_entry(std::string_view digest, std::string* why) const {
+  auto fail = [&](std::string reason) -> std::optional<DecodedEntry> {
+    if (why != nullptr) *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (!usable_) return fail("no usable cache folder");
+  if (digest.size() != 32) return fail("not an entry name");
+  try {
+    Unread why_not = Unread::Missing;
+    const std::optional<std::string> bytes = read_trusted(entry_path(digest), why_not, false);
+    if (!bytes) {
+      return fail(why_not == Unread::Missing ? "not in the cache" : "refused (not safely ours)");
+    }
+    std::string reason;
+    std::optional<DecodedEntry> entry = decode_entry(*bytes, &reason);
+    if (!entry) return fail(reason);
+    if (key_digest(entry->key) != digest) return fail("holds another key");
+    return entry;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
 void DiskCache::maybe_evict(std::uint64_t added) {
   std::int64_t now = approx_bytes_.load();
   if (now < 0) {

@@ -12,6 +12,7 @@
 // throws or fails a compile: every problem is a miss, logged at warn level.
 
 #include "cache/folder_check.hpp"
+#include "cache/entry.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kreg::cache {
 
@@ -52,6 +54,12 @@ class DiskCache {
   std::optional<std::string> load(std::string_view key);
   // Publishes the payload atomically; may evict least recently used entries after.
   void store(std::string_view key, std::string_view payload);
+
+  // The digests (file names) of every entry, for tools that move entries elsewhere.
+  std::vector<std::string> digests() const;
+  // The entry named `digest`, if it is trusted, decodes and is named after its own key;
+  // `why` says why not. Does not count as a use.
+  std::optional<DecodedEntry> load_entry(std::string_view digest, std::string* why = nullptr) const;
 
   struct Usage {
     std::uint64_t entries = 0;

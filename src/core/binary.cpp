@@ -9,6 +9,7 @@ const char* to_string(Origin origin) noexcept {
     case Origin::Compiled: return "compiled";
     case Origin::Disk: return "disk";
     case Origin::Precompiled: return "precompiled";
+    case Origin::Remote: return "remote";
   }
   return "unknown";
 }

@@ -4,6 +4,7 @@
 #include "registry/compile_tier.hpp"
 #include "registry/disk_tier.hpp"
 #include "registry/precompiled_tier.hpp"
+#include "registry/remote_tier.hpp"
 
 #include <kreg/error.hpp>
 
@@ -25,6 +26,9 @@ BuildChain::BuildChain(const RegistryOptions& options, Counters& counters, Compi
       disk_ = disk.get();
       tiers_.push_back(std::move(disk));
     }
+  }
+  if (std::optional<cache::RemoteConfig> remote = cache::remote_config(options.remote)) {
+    tiers_.push_back(std::make_unique<RemoteTier>(std::move(*remote), counters));
   }
   tiers_.push_back(std::make_unique<CompileTier>(counters, workers, warm_up));
 }

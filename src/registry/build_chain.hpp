@@ -4,8 +4,9 @@
 // every tier before it, which keeps it if it can: a compile goes to the disk cache (in the
 // background), a precompiled hit goes nowhere. A failed build is never offered.
 //
-// The order is precompiled -> disk -> compile, and the constructor is the only place that
-// knows it. To add a tier (a remote cache, say, between disk and compile):
+// The order is precompiled -> disk -> remote -> compile, and the constructor is the only
+// place that knows it: a remote hit is kept on disk, a compile goes to disk and to the remote
+// cache. To add a tier (an HTTP store beside the remote one, say):
 //   1. derive it from Tier, in a file of its own: find() misses rather than throws when it
 //      cannot answer; store() keeps what it may and never throws; flush() if it writes late;
 //   2. give its hits and times Counter values and fill their Stats fields in counters.cpp;

@@ -22,6 +22,11 @@ Stats Counters::stats() const noexcept {
   s.failures = total(Counter::Failures);
   s.loads = total(Counter::Loads);
   s.load_ms = milliseconds(total(Counter::LoadNs));
+  s.remote_hits = total(Counter::RemoteHits);
+  s.remote_misses = total(Counter::RemoteMisses);
+  s.remote_rejected = total(Counter::RemoteRejected);
+  s.remote_errors = total(Counter::RemoteErrors);
+  s.remote_ms = milliseconds(total(Counter::RemoteNs));
   return s;
 }
 

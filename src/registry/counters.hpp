@@ -25,6 +25,11 @@ enum class Counter : std::size_t {
   Failures,
   Loads,
   LoadNs,
+  RemoteHits,
+  RemoteMisses,
+  RemoteRejected,
+  RemoteErrors,
+  RemoteNs,
   Count
 };
 

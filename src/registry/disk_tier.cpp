@@ -4,6 +4,7 @@
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
 #include "registry/key_coverage.hpp"
+#include "registry/storage_key.hpp"
 
 namespace kreg::registry {
 
@@ -16,11 +17,10 @@ std::unique_ptr<DiskTier> DiskTier::open(const std::filesystem::path& dir, std::
 
 DiskTier::DiskTier(std::unique_ptr<cache::DiskCache> cache, Counters& counters)
     : cache_(std::move(cache)),
-      writer_(*cache_),
-      // The toolkit's folder too: a source that fails with -minimal is compiled again with
-      // it on the include path, which its first request (the key) does not show.
-      salt_("kreg disk key 3; " + compiler::identity() + "; " + compiler::toolkit_include_dir() +
-            "\n"),
+      writer_([cache = cache_.get()](const std::string& key, const std::string& payload) {
+        cache->store(key, payload);
+      }),
+      salt_(storage_salt()),
       counters_(counters) {}
 
 std::optional<Found> DiskTier::find(const BuildRequest& request) {

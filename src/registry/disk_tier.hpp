@@ -1,11 +1,12 @@
 #pragma once
 // The disk cache (cache/disk_cache.hpp) as a tier. Keys are the request's text salted with
 // NVRTC's identity; a binary is stored only when that key covers every file its compile read
-// (key_coverage.hpp), and written in the background (cache/disk_writer.hpp).
+// (key_coverage.hpp), and written in the background (cache/background_writer.hpp).
 
+#include "cache/background_writer.hpp"
 #include "cache/disk_cache.hpp"
-#include "cache/disk_writer.hpp"
 #include "registry/counters.hpp"
+#include "registry/storage_key.hpp"
 #include "registry/tier.hpp"
 
 #include <filesystem>
@@ -29,11 +30,11 @@ class DiskTier final : public Tier {
 
  private:
   DiskTier(std::unique_ptr<cache::DiskCache> cache, Counters& counters);
-  std::string disk_key(const BuildRequest& request) const { return salt_ + request.request_text; }
+  std::string disk_key(const BuildRequest& request) const { return storage_key(salt_, request); }
 
   std::unique_ptr<cache::DiskCache> cache_;
-  cache::DiskWriter writer_;  // after cache_: destroyed first, writing what is queued
-  std::string salt_;          // NVRTC's identity: part of every key
+  cache::BackgroundWriter writer_;  // after cache_: destroyed first, writing what is queued
+  std::string salt_;                // storage_salt(): part of every key
   Counters& counters_;
 };
 

@@ -104,4 +104,8 @@ void Registry::flush_disk_cache() {
   impl_->flush_disk_cache();
 }
 
+std::vector<std::string> Registry::entry_digests(const std::vector<KernelRequest>& requests) {
+  return impl_->entry_digests(requests);
+}
+
 }  // namespace kreg

@@ -1,5 +1,6 @@
 #include "registry/registry_impl.hpp"
 
+#include "cache/entry.hpp"
 #include "compiler/cubin.hpp"
 #include "core/binary_parts.hpp"
 #include "core/embedded.hpp"
@@ -11,8 +12,10 @@
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
 #include "cuda/library.hpp"
+#include "registry/key_coverage.hpp"
 #include "registry/manifest.hpp"
 #include "registry/request.hpp"
+#include "registry/storage_key.hpp"
 #include "registry/target_arch.hpp"
 
 #include <kreg/error.hpp>
@@ -43,6 +46,11 @@ bool same_content(const registry::Source& a, const registry::Source& b) {
     }
   }
   return true;
+}
+
+// Binary::key(): "source|200:b1@sm_90".
+std::string binary_key(const Resolved& r, const std::string& arch) {
+  return r.source->name + r.label.substr(r.name.size()) + "@" + arch;
 }
 
 }  // namespace
@@ -135,7 +143,7 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
 
 std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
   std::string arch = target_arch(*r.source);
-  std::string key = r.source->name + r.label.substr(r.name.size()) + "@" + arch;
+  std::string key = binary_key(r, arch);
   const registry::BuildRequest request(*r.source, r.values, r.label, std::move(key),
                                        std::move(arch), options_.compile_options, pooled);
   return make_binary(r, request, chain_.build(request));
@@ -355,6 +363,23 @@ std::filesystem::path RegistryImpl::cache_dir() const {
 
 void RegistryImpl::flush_disk_cache() {
   chain_.flush();
+}
+
+std::vector<std::string> RegistryImpl::entry_digests(const std::vector<KernelRequest>& requests) {
+  const std::string salt = registry::storage_salt();
+  std::vector<std::string> out;
+  out.reserve(requests.size());
+  for (const KernelRequest& k : requests) {
+    const Resolved r = resolve(k.name, k.constants);
+    std::string arch = target_arch(*r.source);
+    std::string key = binary_key(r, arch);
+    const registry::BuildRequest request(*r.source, r.values, r.label, std::move(key),
+                                         std::move(arch), options_.compile_options, false);
+    out.push_back(registry::key_can_cover(*r.source, request.request)
+                      ? cache::key_digest(registry::storage_key(salt, request))
+                      : std::string());
+  }
+  return out;
 }
 
 bool RegistryImpl::can_load() {

@@ -89,6 +89,7 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::string arch();
   std::filesystem::path cache_dir() const;
   void flush_disk_cache();
+  std::vector<std::string> entry_digests(const std::vector<KernelRequest>& requests);
   // Whether kernels built for the target can load on this registry's GPU (there is one, and
   // the target is its arch): prewarm loads only then.
   bool can_load();

@@ -1,6 +1,6 @@
 #include "cache/disk_cache.hpp"
 
-#include "cache/disk_writer.hpp"
+#include "cache/background_writer.hpp"
 #include "cache/entry.hpp"
 #include "test_support.hpp"
 
@@ -39,8 +39,11 @@ class DiskCacheTest : public ::testing::Test {
 
 TEST_F(DiskCacheTest, BackgroundWritesLandByFlushAndByDestruction) {
   DiskCache cache(dir_, 0);
+  const auto to_disk = [&cache](const std::string& key, const std::string& payload) {
+    cache.store(key, payload);
+  };
   {
-    DiskWriter writer(cache);
+    BackgroundWriter writer(to_disk);
     for (int i = 0; i < 50; ++i) writer.submit("w" + std::to_string(i), std::string(1000, 'x'));
     writer.flush();
     for (int i = 0; i < 50; ++i) {
@@ -50,7 +53,7 @@ TEST_F(DiskCacheTest, BackgroundWritesLandByFlushAndByDestruction) {
   }  // the destructor drains the queue
   for (int i = 0; i < 50; ++i) EXPECT_EQ(cache.load("later" + std::to_string(i)).value_or(""), "y");
   EXPECT_EQ(cache.usage().entries, 100u);
-  DiskWriter idle(cache);
+  BackgroundWriter idle(to_disk);
   idle.flush();  // nothing queued: returns at once
 }
 

@@ -5,11 +5,16 @@ set -euo pipefail
 kreg="$1"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-"$kreg" build-cache --arch sm_90 --out "$dir/cache" --json > "$dir/build.json"
+"$kreg" build-cache --arch sm_90 --out "$dir/cache" --bundle "$dir/kernels.kbundle" --json > "$dir/build.json"
 grep -q '"compiles": [1-9]' "$dir/build.json" || { echo "build-cache compiled nothing"; cat "$dir/build.json"; exit 1; }
 KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/cache" --json > "$dir/later.json"
 grep -q '"compiles": 0,' "$dir/later.json" || { echo "the later process compiled"; cat "$dir/later.json"; exit 1; }
 grep -q '"disk_hits": [1-9]' "$dir/later.json" || { echo "no disk hits"; cat "$dir/later.json"; exit 1; }
+# The bundle it wrote fills another folder that serves a process with zero compiles too.
+"$kreg" cache import "$dir/kernels.kbundle" --cache-dir "$dir/imported" --json > "$dir/import.json"
+grep -q '"refused": 0' "$dir/import.json" || { echo "the import refused entries"; cat "$dir/import.json"; exit 1; }
+KREG_PRECOMPILED=0 "$kreg" prewarm --all --arch sm_90 --cache-dir "$dir/imported" --json > "$dir/from_bundle.json"
+grep -q '"compiles": 0,' "$dir/from_bundle.json" || { echo "the bundle's process compiled"; cat "$dir/from_bundle.json"; exit 1; }
 # Output is captured before it is searched: under pipefail, `grep -q` leaving early would
 # fail the writer with SIGPIPE.
 verify=$("$kreg" cache verify --cache-dir "$dir/cache" --json)

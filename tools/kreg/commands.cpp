@@ -53,6 +53,14 @@ int doctor(const CommonOptions& options) {
   const CacheUsage usage = cache_usage(options.cache_dir);
   json["cache"] = usage_json(usage);
   json["precompiled_archs"] = precompiled_archs();
+  RemoteCacheStatus remote;
+  try {
+    remote = remote_cache_status();
+  } catch (const Error& e) {
+    remote.configured = true;
+    remote.error = e.what();
+  }
+  json["remote_cache"] = remote.configured ? remote_status_json(remote) : nlohmann::json(nullptr);
   if (options.json) {
     std::cout << json.dump(2) << "\n";
     return 0;
@@ -75,7 +83,10 @@ int doctor(const CommonOptions& options) {
         std::string archs;
         for (const std::string& a : precompiled_archs()) archs += (archs.empty() ? "" : ", ") + a;
         return archs.empty() ? std::string("none in this build") : archs;
-      }() << "\n";
+      }() << "\n"
+            << "remote cache  "
+            << (remote.configured ? remote_status_line(remote) : "none (set KREG_REMOTE_CACHE)")
+            << "\n";
   return 0;
 }
 
@@ -115,11 +126,24 @@ int prewarm(const PrewarmOptions& options) {
 }
 
 int cache(const CacheOptions& options) {
+  const std::string& action = options.words.front();
+  if (action == "export") return cache_export(options);
+  if (action == "import") return cache_import(options);
+  if (action == "remote") return cache_remote(options);
+  if (action != "stats" && action != "clear" && action != "trim" && action != "verify") {
+    std::cerr << "kreg cache: unknown action '" << action
+              << "' (stats, clear, trim, verify, export, import or remote)\n";
+    return 2;
+  }
+  if (options.words.size() > 1) {
+    std::cerr << "kreg cache " << action << ": unexpected '" << options.words[1] << "'\n";
+    return 2;
+  }
   const auto& dir = options.common.cache_dir;
   std::uint64_t target_bytes = 0;  // the bound
   if (!options.target_bytes.empty()) {
     const std::optional<std::uint64_t> parsed = parse_size(options.target_bytes);
-    if (!parsed || options.action != "trim") {
+    if (!parsed || action != "trim") {
       std::cerr << "kreg cache: --target-bytes "
                 << (parsed ? "applies to trim only"
                            : "'" + options.target_bytes +
@@ -134,14 +158,16 @@ int cache(const CacheOptions& options) {
   if (!before.usable) {
     json = usage_json(before);
     json["error"] = "unusable cache folder: " + before.note;
-  } else if (options.action == "stats") {
+  } else if (action == "stats") {
     json = usage_json(before);
-  } else if (options.action == "clear") {
+    const RemoteCacheStatus remote = remote_cache_status(remote_options(options.remote));
+    if (remote.configured) json["remote"] = remote_status_json(remote);
+  } else if (action == "clear") {
     json["removed"] = cache_clear(dir);
-  } else if (options.action == "trim") {
+  } else if (action == "trim") {
     json["removed"] = cache_trim(dir, target_bytes);
     json["after"] = usage_json(cache_usage(dir));
-  } else if (options.action == "verify") {
+  } else if (action == "verify") {
     const CacheVerify v = cache_verify(dir, options.remove_bad);
     json = {{"good", v.good}, {"bad", v.bad}, {"removed", v.removed}};
   }
@@ -151,7 +177,7 @@ int cache(const CacheOptions& options) {
     for (const auto& [key, value] : json.items()) std::cout << key << ": " << value.dump() << "\n";
   }
   if (!before.usable) return 1;
-  if (options.action == "verify") {
+  if (action == "verify") {
     // Bad entries left behind are a failure; removed ones are not.
     return json["bad"].get<std::size_t>() > json["removed"].get<std::size_t>() ? 1 : 0;
   }
@@ -159,9 +185,18 @@ int cache(const CacheOptions& options) {
 }
 
 int build_cache(const BuildCacheOptions& options) {
+  if (options.out.empty() && options.bundle.empty()) {
+    std::cerr << "kreg build-cache: give --out FOLDER, --bundle FILE, or both\n";
+    return 2;
+  }
+  // A bundle alone is built in a temporary folder, removed after.
+  const TemporaryFolder scratch(options.out.empty() ? "kreg-build-cache-" : "");
+  const std::filesystem::path out = options.out.empty() ? scratch.path() : options.out;
   RegistryOptions registry_options;
   registry_options.arch = options.common.arch;
-  registry_options.cache_dir = options.out;
+  registry_options.cache_dir = out;
+  // The folder holds exactly what this build made: nothing comes from, or goes to, a remote.
+  registry_options.remote.enabled = false;
   registry_options.prewarm_threads = options.jobs;
   // Everything goes into the folder, so that it serves builds without this precompiled set.
   registry_options.precompiled = false;
@@ -169,7 +204,7 @@ int build_cache(const BuildCacheOptions& options) {
   if (reg.cache_dir().empty()) {
     // KREG_DISK_CACHE=0, or a folder that cannot be made or is not safely ours: building
     // into memory only would ship nothing.
-    std::cerr << "kreg build-cache: cannot use " << options.out.string()
+    std::cerr << "kreg build-cache: cannot use " << out.string()
               << " as a cache folder (see the warning above, or unset KREG_DISK_CACHE=0)\n";
     return 1;
   }
@@ -193,7 +228,9 @@ int build_cache(const BuildCacheOptions& options) {
     }
   }
   const Stats stats = reg.stats();
-  const CacheUsage usage = cache_usage(options.out);
+  const CacheUsage usage = cache_usage(out);
+  BundleReport bundle;
+  if (!options.bundle.empty()) bundle = export_bundle(options.bundle, out);
   nlohmann::json json{{"arch", reg.arch()},
                       {"builtin_ready", ready},
                       {"builtin_total", requests.size()},
@@ -202,6 +239,9 @@ int build_cache(const BuildCacheOptions& options) {
                       {"compiles", stats.compiles},
                       {"disk_hits", stats.disk_hits},
                       {"cache", usage_json(usage)}};
+  if (!options.bundle.empty()) {
+    json["bundle"] = {{"file", options.bundle.string()}, {"entries", bundle.entries}};
+  }
   json["failures"] = nlohmann::json::array();
   for (const auto& [label, reason] : failures) {
     json["failures"].push_back({{"kernel", label}, {"error", reason}});
@@ -215,6 +255,10 @@ int build_cache(const BuildCacheOptions& options) {
     if (!options.manifest.empty()) std::cout << " and " << from_manifest << " from the manifest";
     std::cout << " for " << reg.arch() << " into " << usage.dir.string() << " (" << stats.compiles
               << " compiles, " << usage.entries << " entries, " << bytes_text(usage.bytes) << ")\n";
+    if (!options.bundle.empty()) {
+      std::cout << "wrote " << bundle.entries << " entries to the bundle "
+                << options.bundle.string() << "\n";
+    }
   }
   return ready == requests.size() && from_manifest == listed.size() ? 0 : 1;
 }

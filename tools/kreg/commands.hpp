@@ -35,15 +35,22 @@ struct PrewarmOptions {
 
 struct CacheOptions {
   CommonOptions common;
-  std::string action;        // stats, clear, trim, verify
+  // stats, clear, trim, verify; export; import FILE; remote stats|ping|push|pull
+  std::vector<std::string> words;
   std::string target_bytes;  // trim: a size as KREG_CACHE_MAX_BYTES takes it; "" the bound
   bool remove_bad = false;
+  std::filesystem::path out;       // export: the bundle to write
+  std::filesystem::path manifest;  // export, push, pull: only what it lists
+  bool all = false;                // push: every entry of the disk cache
+  bool count_keys = false;         // remote stats: count the keys under the prefix
+  std::string remote;              // the remote cache's URL; "": KREG_REMOTE_CACHE
 };
 
 struct BuildCacheOptions {
   CommonOptions common;
   std::filesystem::path out;
   std::filesystem::path manifest;
+  std::filesystem::path bundle;  // also (or only, without --out) write a bundle of it
   unsigned jobs = 0;
 };
 
@@ -51,6 +58,30 @@ int selfcheck(const SelfCheckOptions& options);
 int doctor(const CommonOptions& options);
 int prewarm(const PrewarmOptions& options);
 int cache(const CacheOptions& options);
+// kreg cache export / import / remote (fleet_commands.cpp).
+int cache_export(const CacheOptions& options);
+int cache_import(const CacheOptions& options);
+int cache_remote(const CacheOptions& options);
+// RemoteCacheOptions with `url` (empty: KREG_REMOTE_CACHE).
+RemoteCacheOptions remote_options(const std::string& url);
+
+// A folder of its own under the temp folder, removed with all in it by the destructor;
+// none when `prefix` is empty.
+class TemporaryFolder {
+ public:
+  explicit TemporaryFolder(const std::string& prefix);
+  ~TemporaryFolder();
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The remote cache's status as doctor shows it: JSON, and one line of text.
+nlohmann::json remote_status_json(const RemoteCacheStatus& status);
+std::string remote_status_line(const RemoteCacheStatus& status);
 int build_cache(const BuildCacheOptions& options);
 int list(bool json);
 

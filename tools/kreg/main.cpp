@@ -48,21 +48,37 @@ int main(int argc, char** argv) {
   prewarm->add_option("-j,--jobs", prewarm_options.jobs, "Prewarm threads (default: one per core)");
 
   kreg::cli::CacheOptions cache_options;
-  CLI::App* cache = app.add_subcommand("cache", "Inspect and maintain the disk cache");
-  add_common(cache, cache_options.common, false);
-  cache->add_option("action", cache_options.action, "stats, clear, trim or verify")
-      ->required()
-      ->check(CLI::IsMember({"stats", "clear", "trim", "verify"}));
+  CLI::App* cache = app.add_subcommand(
+      "cache", "Inspect and maintain the disk cache, its bundles and the remote cache");
+  add_common(cache, cache_options.common);
+  cache
+      ->add_option("action", cache_options.words,
+                   "stats, clear, trim, verify; export --out FILE [--manifest M]; import FILE; "
+                   "remote stats | ping | push [--all | --manifest M] | pull --manifest M")
+      ->required();
   cache->add_option("--target-bytes", cache_options.target_bytes,
                     "trim: size to trim to, e.g. 512M (default: the bound)");
   cache->add_flag("--remove-bad", cache_options.remove_bad, "verify: delete bad entries");
+  cache->add_option("--out", cache_options.out, "export: the bundle file to write");
+  cache->add_option("--manifest", cache_options.manifest,
+                    "export, remote push, remote pull: only the kernels this manifest lists "
+                    "(their keys need the target: --arch, or the GPU's)");
+  cache->add_flag("--all", cache_options.all, "remote push: every entry of the disk cache");
+  cache->add_flag("--count-keys", cache_options.count_keys,
+                  "remote stats: count the keys under the prefix (a SCAN of the database)");
+  cache->add_option("--remote", cache_options.remote,
+                    "The remote cache, redis://host:port[/db] or unix:///path "
+                    "(default: KREG_REMOTE_CACHE)");
 
   kreg::cli::BuildCacheOptions build_options;
   CLI::App* build = app.add_subcommand(
       "build-cache", "Fill a cache folder for a target arch (no GPU needed), to ship to machines");
   add_common(build, build_options.common);
   build->get_option("--arch")->required();
-  build->add_option("--out", build_options.out, "The cache folder to fill")->required();
+  build->add_option("--out", build_options.out, "The cache folder to fill");
+  build->add_option("--bundle", build_options.bundle,
+                    "Also write the cache as a bundle (kreg cache import takes it); without "
+                    "--out, the folder is a temporary one");
   build->add_option("--manifest", build_options.manifest, "Also build what this manifest lists");
   build->add_option("-j,--jobs", build_options.jobs, "Threads (default: one per core)");
 

@@ -78,6 +78,11 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
   out["compile_ms"] = stats.compile_ms;
   out["disk_ms"] = stats.disk_ms;
   out["precompiled_hits"] = stats.precompiled_hits;
+  out["remote"] = {{"hits", stats.remote_hits},
+                   {"misses", stats.remote_misses},
+                   {"rejected", stats.remote_rejected},
+                   {"errors", stats.remote_errors},
+                   {"ms", stats.remote_ms}};
   if (!json) {
     table.print(std::cout);
     print_failures(failures);
@@ -86,6 +91,11 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
               << " compiled (" << fixed(stats.compile_ms, 1) << " ms), " << stats.disk_hits
               << " from disk (" << fixed(stats.disk_ms, 1) << " ms), " << stats.precompiled_hits
               << " precompiled (" << fixed(stats.precompiled_ms, 2) << " ms)\n";
+    if (stats.remote_hits + stats.remote_misses + stats.remote_errors > 0) {
+      std::cout << "remote cache: " << stats.remote_hits << " hits, " << stats.remote_misses
+                << " misses (" << stats.remote_rejected << " values refused), "
+                << stats.remote_errors << " errors, " << fixed(stats.remote_ms, 1) << " ms\n";
+    }
   }
   return ok ? 0 : 1;
 }

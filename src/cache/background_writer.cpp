@@ -1,8 +1,8 @@
-#include "cache/disk_writer.hpp"
+#include "cache/background_writer.hpp"
 
 namespace kreg::cache {
 
-DiskWriter::~DiskWriter() {
+BackgroundWriter::~BackgroundWriter() {
   try {
     flush();
   } catch (...) {
@@ -15,7 +15,7 @@ DiskWriter::~DiskWriter() {
   }
 }
 
-void DiskWriter::submit(std::string key, std::string payload) noexcept {
+void BackgroundWriter::submit(std::string key, std::string payload) noexcept {
   try {
     std::unique_lock lock(mutex_);
     if (queued_bytes_ + payload.size() <= kMaxQueuedBytes) {
@@ -31,15 +31,15 @@ void DiskWriter::submit(std::string key, std::string payload) noexcept {
   } catch (...) {
     // No thread or no memory for the queue: write here instead.
   }
-  cache_.store(key, payload);
+  store_(key, payload);
 }
 
-void DiskWriter::flush() {
+void BackgroundWriter::flush() {
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [&] { return queue_.empty() && !writing_; });
 }
 
-void DiskWriter::run(const std::stop_token& stop) {
+void BackgroundWriter::run(const std::stop_token& stop) {
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, stop, [&] { return !queue_.empty(); });
@@ -49,7 +49,7 @@ void DiskWriter::run(const std::stop_token& stop) {
     queued_bytes_ -= payload.size();
     writing_ = true;
     lock.unlock();
-    cache_.store(key, payload);  // never throws
+    store_(key, payload);  // never throws
     lock.lock();
     writing_ = false;
     if (queue_.empty()) idle_.notify_all();

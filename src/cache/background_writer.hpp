@@ -1,13 +1,13 @@
 #pragma once
-// Writes disk-cache entries on a background thread, so that a compile returns its binary
-// without waiting for the write and its fsync (a few milliseconds on common disks, a fifth of
-// a trivial kernel's first call). Entries become visible to other processes when written.
-
-#include "cache/disk_cache.hpp"
+// Writes cache entries on a background thread, so that a compile returns its binary without
+// waiting for the write: a disk entry's fsync (a few milliseconds on common disks, a fifth of
+// a trivial kernel's first call), or a round trip to the remote cache. Entries become
+// visible to other processes when written.
 
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,17 +15,20 @@
 
 namespace kreg::cache {
 
-class DiskWriter {
+class BackgroundWriter {
  public:
+  // Writes one entry; must not throw.
+  using Store = std::function<void(const std::string& key, const std::string& payload)>;
+
   // Queued entries beyond this many bytes are written by the submitting thread instead, so
   // a burst of compiles cannot queue unbounded memory.
   static constexpr std::size_t kMaxQueuedBytes = std::size_t{256} << 20;
 
-  explicit DiskWriter(DiskCache& cache) : cache_(cache) {}
+  explicit BackgroundWriter(Store store) : store_(std::move(store)) {}
   // Writes whatever is queued, then stops the thread.
-  ~DiskWriter();
-  DiskWriter(const DiskWriter&) = delete;
-  DiskWriter& operator=(const DiskWriter&) = delete;
+  ~BackgroundWriter();
+  BackgroundWriter(const BackgroundWriter&) = delete;
+  BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
   // Never throws: a store that cannot be queued is written at once.
   void submit(std::string key, std::string payload) noexcept;
@@ -35,7 +38,7 @@ class DiskWriter {
  private:
   void run(const std::stop_token& stop);
 
-  DiskCache& cache_;
+  Store store_;
   std::mutex mutex_;
   std::condition_variable_any wake_;
   std::condition_variable idle_;

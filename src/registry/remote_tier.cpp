@@ -1,0 +1,73 @@
+#include "registry/remote_tier.hpp"
+
+#include "compiler/wire.hpp"
+#include "core/log.hpp"
+#include "core/stopwatch.hpp"
+#include "registry/key_coverage.hpp"
+#include "registry/storage_key.hpp"
+
+namespace kreg::registry {
+
+RemoteTier::RemoteTier(cache::RemoteConfig config, Counters& counters)
+    : remote_(std::move(config)),
+      salt_(storage_salt()),
+      counters_(counters),
+      writer_([this](const std::string& key, const std::string& payload) {
+        if (remote_.store(key, payload) == cache::RemoteCache::Outcome::Failed) {
+          counters_.add(Counter::RemoteErrors);
+        }
+      }) {}
+
+void RemoteTier::rejected(const BuildRequest& request, const std::string& why) noexcept {
+  counters_.add(Counter::RemoteRejected);
+  try {
+    // A bad value may be an attack; say so once at warn level, then only at debug.
+    const bool first = !warned_rejected_.exchange(true);
+    core::log_write(first ? core::LogLevel::Warn : core::LogLevel::Debug,
+                    "remote cache " + remote_.config().url + ": refused the value for '" +
+                        request.key + "' (" + why + "); compiling");
+  } catch (...) {
+    // Logging must not turn a cache problem into a failure.
+  }
+}
+
+std::optional<Found> RemoteTier::find(const BuildRequest& request) {
+  if (!key_can_cover(request.source, request.request)) return std::nullopt;
+  const core::Stopwatch watch;
+  cache::RemoteCache::Loaded loaded = remote_.load(storage_key(salt_, request));
+  if (loaded.outcome == cache::RemoteCache::Outcome::Skipped) return std::nullopt;
+  std::optional<Found> found;
+  switch (loaded.outcome) {
+    case cache::RemoteCache::Outcome::Hit:
+      found = decode_found(loaded.payload, request, Origin::Remote);
+      if (!found) rejected(request, "not a successful compile of this request");
+      break;
+    case cache::RemoteCache::Outcome::Rejected: rejected(request, loaded.why); break;
+    case cache::RemoteCache::Outcome::Failed: counters_.add(Counter::RemoteErrors); break;
+    default: break;
+  }
+  const std::uint64_t ns = watch.nanoseconds();
+  counters_.add(Counter::RemoteNs, ns);
+  if (!found) {
+    if (loaded.outcome != cache::RemoteCache::Outcome::Failed) {
+      counters_.add(Counter::RemoteMisses);
+    }
+    return std::nullopt;
+  }
+  counters_.add(Counter::RemoteHits);
+  found->ms = static_cast<double>(ns) / 1e6;
+  return found;
+}
+
+void RemoteTier::store(const BuildRequest& request, const Found& found) noexcept {
+  try {
+    if (remote_.config().read_only || found.origin != Origin::Compiled) return;
+    if (!key_can_cover(request.source, request.request)) return;
+    if (!uncovered_read(request.request, found.result).empty()) return;  // the disk tier logs it
+    writer_.submit(storage_key(salt_, request), compiler::encode(found.result));
+  } catch (...) {
+    // Out of memory while building the key or payload: the binary is simply not sent.
+  }
+}
+
+}  // namespace kreg::registry
