@@ -358,6 +358,11 @@ void bind_registry(nb::module_& m) {
       .def_ro("disk_ms", &Stats::disk_ms)
       .def_ro("precompiled_ms", &Stats::precompiled_ms)
       .def_ro("load_ms", &Stats::load_ms)
+      .def_ro("remote_hits", &Stats::remote_hits)
+      .def_ro("remote_misses", &Stats::remote_misses)
+      .def_ro("remote_rejected", &Stats::remote_rejected)
+      .def_ro("remote_errors", &Stats::remote_errors)
+      .def_ro("remote_ms", &Stats::remote_ms)
       .def("as_dict",
            [](const Stats& s) {
              nb::dict d;
@@ -372,6 +377,11 @@ void bind_registry(nb::module_& m) {
              d["disk_ms"] = s.disk_ms;
              d["precompiled_ms"] = s.precompiled_ms;
              d["load_ms"] = s.load_ms;
+             d["remote_hits"] = s.remote_hits;
+             d["remote_misses"] = s.remote_misses;
+             d["remote_rejected"] = s.remote_rejected;
+             d["remote_errors"] = s.remote_errors;
+             d["remote_ms"] = s.remote_ms;
              return d;
            })
       .def("__repr__", [](nb::handle self) {
