@@ -48,6 +48,7 @@ int doctor(const CommonOptions& options) {
   RegistryOptions registry_options;
   registry_options.warm_compiler = false;
   registry_options.disk_cache = false;
+  registry_options.remote.enabled = false;  // its state is reported below, never fatal here
   registry_options.arch = options.arch;
   json["target_arch"] = Registry(registry_options).arch();
   const CacheUsage usage = cache_usage(options.cache_dir);
@@ -264,7 +265,9 @@ int build_cache(const BuildCacheOptions& options) {
 }
 
 int list(bool json) {
-  Registry reg(RegistryOptions{.disk_cache = false, .warm_compiler = false});
+  RegistryOptions list_options{.disk_cache = false, .warm_compiler = false};
+  list_options.remote.enabled = false;
+  Registry reg(list_options);
   nlohmann::json out = nlohmann::json::array();
   for (const std::string& name : reg.source_names()) {
     const SourceInfo info = reg.source_info(name);

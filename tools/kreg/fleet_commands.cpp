@@ -119,6 +119,7 @@ nlohmann::json remote_status_json(const RemoteCacheStatus& s) {
 }
 
 std::string remote_status_line(const RemoteCacheStatus& s) {
+  if (s.url.empty()) return "misconfigured: " + s.error;
   std::string line =
       s.url + (s.signed_entries ? ", signed" : ", unsigned") + (s.read_only ? ", read-only" : "");
   if (!s.reachable) return line + ": unreachable (" + s.error + ")";
