@@ -62,19 +62,27 @@ RedisReply RemoteCache::run(std::initializer_list<std::string_view> args, bool w
       idle_.pop_back();
     }
   }
-  if (connection == nullptr) {
-    std::string why;
-    connection = RedisConnection::open(config_.endpoint, config_.connect_timeout,
-                                       config_.operation_timeout, why);
+  const bool reused = connection != nullptr;
+  RedisReply reply;
+  for (int attempt = 0; attempt < 2; ++attempt) {
     if (connection == nullptr) {
-      failed(false, why);
-      return {RedisReply::Status::Broken, why, 0, {}};
+      std::string why;
+      connection = RedisConnection::open(config_.endpoint, config_.connect_timeout,
+                                         config_.operation_timeout, why);
+      if (connection == nullptr) {
+        failed(false, why);
+        return {RedisReply::Status::Broken, why, 0, {}};
+      }
     }
-  }
-  RedisReply reply = connection->command(args);
-  if (reply.status == RedisReply::Status::Broken) {
-    failed(false, reply.text);
-    return reply;  // the connection is dropped with it
+    reply = connection->command(args);
+    if (reply.status != RedisReply::Status::Broken) break;
+    connection.reset();
+    // A kept connection the server closed (it restarted, or dropped idle clients) is not an
+    // outage: try once more on a new one. A timeout is: waiting twice would double its cost.
+    if (!reused || attempt > 0 || reply.text == "timed out") {
+      failed(false, reply.text);
+      return reply;
+    }
   }
   if (reply.status == RedisReply::Status::Refused && write) {
     failed(true, "write refused: " + reply.text);

@@ -102,6 +102,20 @@ TEST_F(RemoteTier, AServerKilledMidRunCostsNothingButCompiles) {
   EXPECT_EQ(test::images_of(reg, names), test::reference_images(kKernels));
 }
 
+TEST_F(RemoteTier, AServerRestartedUnderKeptConnectionsIsNotAnOutage) {
+  fill();
+  Registry reg(options("reader"));
+  const auto names = test::register_remote_sources(reg, kKernels);
+  EXPECT_EQ(reg.compile(names[0]).origin(), Origin::Remote);  // leaves a connection kept
+  server_->kill();
+  server_->start();
+  ASSERT_TRUE(server_->running()) << server_->error();
+  redis_ = server_->connect();
+  fill();  // the restarted server starts empty
+  EXPECT_EQ(reg.compile(names[1]).origin(), Origin::Remote);
+  EXPECT_EQ(reg.stats().remote_errors, 0u);
+}
+
 TEST_F(RemoteTier, AHungServerCostsOneTimeoutThenIsSkipped) {
   fill();
   server_->stop();
