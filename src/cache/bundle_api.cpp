@@ -17,7 +17,7 @@ cache::DiskCache open_cache(const std::filesystem::path& dir, bool create) {
 
 void require_usable(const cache::DiskCache& disk) {
   if (!disk.usable()) {
-    throw Error(ErrorCode::InvalidArgument, "kreg: no usable cache folder at " +
+    throw Error(ErrorCode::InvalidArgument, "no usable cache folder at " +
                                                 disk.dir().string() +
                                                 " (missing, or not safely this user's)");
   }

@@ -18,7 +18,7 @@ constexpr std::uint64_t kMaxValueBytes = kMaxEntryBytes + 64;  // an entry and i
 constexpr std::size_t kHeaderBytes = sizeof(kMagic) + 4 + 8;
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& why) {
-  throw Error(ErrorCode::InvalidArgument, "kreg: bundle " + path.string() + ": " + why);
+  throw Error(ErrorCode::InvalidArgument, "bundle " + path.string() + ": " + why);
 }
 
 std::string errno_text() {

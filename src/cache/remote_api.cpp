@@ -14,7 +14,7 @@ cache::RemoteConfig configured(const RemoteCacheOptions& options) {
   std::optional<cache::RemoteConfig> config = cache::remote_config(options);
   if (!config) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: no remote cache is configured (set KREG_REMOTE_CACHE, e.g. "
+                "no remote cache is configured (set KREG_REMOTE_CACHE, e.g. "
                 "redis://127.0.0.1:6379, or RemoteCacheOptions::url)");
   }
   return std::move(*config);
@@ -94,12 +94,12 @@ TransferReport remote_cache_push(const RemoteCacheOptions& options,
   cache::RemoteConfig config = configured(options);
   if (config.read_only) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: the remote cache " + config.url + " is configured read-only");
+                "the remote cache " + config.url + " is configured read-only");
   }
   cache::DiskCache disk = open_cache(dir, false);
   if (!disk.usable()) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: no usable cache folder at " + disk.dir().string());
+                "no usable cache folder at " + disk.dir().string());
   }
   cache::RemoteCache remote(std::move(config));
   TransferReport report;
@@ -128,7 +128,7 @@ TransferReport remote_cache_pull(const RemoteCacheOptions& options,
   cache::DiskCache disk = open_cache(dir, true);
   if (!disk.usable()) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: no usable cache folder at " + disk.dir().string());
+                "no usable cache folder at " + disk.dir().string());
   }
   TransferReport report;
   for (const std::string& digest : digests) {

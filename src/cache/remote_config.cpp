@@ -110,13 +110,13 @@ std::string read_secret_file(const std::filesystem::path& path) {
   std::optional<std::string> read = core::read_regular_file(path, std::uint64_t{64} << 10, why);
   if (!read) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: the remote cache's secret file " + path.string() + " " + why);
+                "the remote cache's secret file " + path.string() + " " + why);
   }
   std::string text = read->substr(0, read->find('\n'));
   if (!text.empty() && text.back() == '\r') text.pop_back();
   if (text.empty()) {
     throw Error(ErrorCode::InvalidArgument,
-                "kreg: the remote cache's secret file " + path.string() + " is empty");
+                "the remote cache's secret file " + path.string() + " is empty");
   }
   return text;
 }
@@ -163,7 +163,7 @@ std::optional<RemoteConfig> remote_config(const RemoteCacheOptions& options) {
   config.ttl = options.ttl;
   if (const std::string why = parse_remote_url(url, config); !why.empty()) {
     throw Error(ErrorCode::InvalidArgument,
-                std::string("kreg: ") + (from_env ? "KREG_REMOTE_CACHE" : "the remote cache URL") +
+                std::string(from_env ? "KREG_REMOTE_CACHE" : "the remote cache URL") +
                     " '" + url + "' is not usable: " + why + " (" + kForms + ")");
   }
   config.secret = fleet_secret(options.secret, options.secret_file);

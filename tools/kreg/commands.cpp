@@ -59,7 +59,7 @@ int doctor(const CommonOptions& options) {
     remote = remote_cache_status();
   } catch (const Error& e) {
     remote.configured = true;
-    remote.error = e.what();
+    remote.error = e.message();
   }
   json["remote_cache"] = remote.configured ? remote_status_json(remote) : nlohmann::json(nullptr);
   if (options.json) {
