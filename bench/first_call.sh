@@ -1,32 +1,44 @@
 #!/usr/bin/env bash
-# Runs kreg_first_call in fresh processes and prints the median of each mode.
+# Runs kreg_first_call in fresh processes and prints the median of each mode. The modes take
+# turns within every round, so that a host that speeds up or slows down during the run (page
+# cache, clocks, other tenants) weighs on all of them alike.
 # Usage: bench/first_call.sh BUILD_DIR [RUNS] [--gpu]
 set -euo pipefail
 bin="$1/bench/kreg_first_call"
 runs="${2:-9}"
-median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-run_mode() {
-  local label="$1"; shift
-  local values
-  values=$(for _ in $(seq "$runs"); do "$bin" "$@" | awk '{print $2}'; done | median)
-  printf '%-28s %8s ms  (median of %s fresh processes)\n' "$label" "$values" "$runs"
-}
-run_mode "raw NVRTC -minimal"            raw
-run_mode "raw NVRTC -minimal -std=c++17"  raw-std
-run_mode "kreg, no warm-up"               kreg 0
-run_mode "kreg, warm-up, 0ms"             kreg-warm 0
+gpu="${3:-}"
+
+labels=() modes=()
+add() { labels+=("$1"); shift; modes+=("$*"); }
+add "raw NVRTC -minimal"           raw
+add "raw NVRTC -minimal -std=c++17" raw-std
+add "kreg, no warm-up"             kreg 0
+add "kreg, warm-up, 0ms"           kreg-warm 0
 for gap in 100 300 1000; do
-  run_mode "kreg, no warm-up, ${gap}ms"   kreg "$gap"
-  run_mode "kreg, warm-up, ${gap}ms"      kreg-warm "$gap"
+  add "kreg, no warm-up, ${gap}ms" kreg "$gap"
+  add "kreg, warm-up, ${gap}ms"    kreg-warm "$gap"
 done
-if [[ "${3:-}" == "--gpu" ]]; then
-  run_mode "first get+launch (GPU)" first-launch
+if [[ "$gpu" == "--gpu" ]]; then
+  add "driver first, then NVRTC (GPU)" driver-first
+  add "first get+launch (GPU)"         first-launch
   dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
   "$bin" disk "$dir" >/dev/null  # fills the cache
-  run_mode "prewarm_all from disk (GPU)" disk "$dir"
-  "$bin" disk "$dir"
-  rm -rf "$dir"
-  run_mode "prewarm_all precompiled (GPU)" precompiled
-  run_mode "one get, precompiled (GPU)" precompiled-get
-  "$bin" precompiled
+  add "prewarm_all from disk (GPU)"    disk "$dir"
+  add "prewarm_all precompiled (GPU)"  precompiled
+  add "one get, precompiled (GPU)"     precompiled-get
 fi
+
+results=$(mktemp)
+for _ in $(seq "$runs"); do
+  for i in "${!modes[@]}"; do
+    # shellcheck disable=SC2086  # a mode is its words
+    printf '%s %s\n' "$i" "$("$bin" ${modes[$i]} | awk '{print $2}')" >>"$results"
+  done
+done
+for i in "${!modes[@]}"; do
+  value=$(awk -v m="$i" '$1 == m {print $2}' "$results" | sort -n |
+          awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+  printf '%-32s %8s ms  (median of %s fresh processes)\n' "${labels[$i]}" "$value" "$runs"
+done
+rm -f "$results"

@@ -11,6 +11,7 @@
 #include "cuda/capture.hpp"
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
+#include "cuda/launch_context.hpp"
 #include "cuda/library.hpp"
 #include "registry/key_coverage.hpp"
 #include "registry/manifest.hpp"
@@ -128,15 +129,13 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
   std::string arch = options_.arch;
   if (arch.empty()) {
     try {
-      launch_context();
+      arch = start_device();
     } catch (const Error& e) {
       if (e.code() != ErrorCode::NoDevice) throw;
       throw Error(ErrorCode::NoDevice,
                   std::string(e.message()) +
                       "; set RegistryOptions::arch or KREG_ARCH to compile without a GPU");
     }
-    std::lock_guard lock(device_mutex_);
-    arch = device_arch_;
   }
   return registry::source_arch(source, std::move(arch));
 }
@@ -211,15 +210,39 @@ bool RegistryImpl::current(std::string_view name, std::uint64_t id) const {
   return source && source->id == id;
 }
 
+namespace {
+
+std::shared_ptr<const cuda::LaunchContext> make_launch_context(int ordinal, bool nvtx) {
+  return cuda::KernelFactory::make_context(std::make_shared<const cuda::Device>(ordinal), nvtx);
+}
+
+}  // namespace
+
 const std::shared_ptr<const cuda::LaunchContext>& RegistryImpl::launch_context() {
   std::lock_guard lock(device_mutex_);
+  if (!launch_ && pending_launch_.valid()) {
+    try {
+      launch_ = pending_launch_.get();
+    } catch (const Error&) {
+      // Made again below, on this thread, so that the error is this call's own.
+    }
+  }
   if (!launch_) {
-    auto device = std::make_shared<const cuda::Device>(options_.device);
-    device_arch_ = device->info().arch();
-    launch_ = cuda::KernelFactory::make_context(device, nvtx_);
-    device_ = std::move(device);
+    launch_ = make_launch_context(options_.device, nvtx_);
+    device_arch_ = launch_->device->info().arch();
   }
   return launch_;
+}
+
+std::string RegistryImpl::start_device() {
+  std::lock_guard lock(device_mutex_);
+  if (device_arch_.empty()) {
+    device_arch_ = cuda::device_info(options_.device).arch();  // cuInit; NoDevice without one
+    if (!launch_ && !pending_launch_.valid()) {
+      pending_launch_ = std::async(std::launch::async, make_launch_context, options_.device, nvtx_);
+    }
+  }
+  return device_arch_;
 }
 
 bool RegistryImpl::device_present() {
@@ -279,7 +302,7 @@ const Kernel& RegistryImpl::get_slow(std::string_view name, const Constants& con
     cuda::refuse_during_capture(
         stream, "kernel '" + r.label + "' is not ready, and a get would compile or load it");
   }
-  launch_context();  // no GPU: fail before spending a compile on it
+  start_device();  // no GPU: fail before spending a compile on it
   return load(entry_for(r));
 }
 

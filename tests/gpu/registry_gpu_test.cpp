@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <barrier>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace kreg {
 namespace {
@@ -100,6 +102,37 @@ TEST(RegistryGpu, ConcurrentGetsOfOneColdKernelMakeOneKernel) {
   for (const Kernel* k : seen) EXPECT_EQ(k, seen[0]);
   EXPECT_EQ(reg.stats().compiles, 1u);
   EXPECT_EQ(reg.stats().loads, 1u);
+}
+
+// A fresh registry's first gets start the driver, make the GPU's context on a thread of their
+// own and compile beside it; every thread then loads into that one context.
+TEST(RegistryGpu, ColdGetsFromManyThreadsWaitForOneContextMadeBesideTheirCompiles) {
+  KREG_REQUIRE_GPU();
+  Registry reg(gpu_options());
+  constexpr int kThreads = 16;
+  for (int t = 0; t < kThreads; ++t) {
+    reg.register_source("val" + std::to_string(t),
+                        "extern \"C\" __global__ void val" + std::to_string(t) +
+                            "(int* p) { p[0] = " + std::to_string(1000 + t) + "; }");
+  }
+  std::barrier start(kThreads);
+  std::vector<int> seen(kThreads, -1);
+  std::vector<std::thread> threads;
+  threads.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      const Kernel& kernel = reg.get("val" + std::to_string(t));
+      test::DeviceBuffer<int> out(1);
+      out.poison();
+      kernel.launch(Dim3{1}, Dim3{1}, 0, nullptr, out.get());
+      seen[t] = out.download()[0];
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(seen[t], 1000 + t) << "thread " << t;
+  EXPECT_EQ(reg.stats().compiles, 16u);
+  EXPECT_EQ(reg.stats().loads, 16u);
 }
 
 TEST(RegistryGpu, ReplacedSourceServesNewCodeAndOldReferencesStayValid) {
