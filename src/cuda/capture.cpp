@@ -40,6 +40,14 @@ bool is_capturing(void* stream) {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+void relax_capture_mode_on_this_thread() noexcept {
+  const DriverApi* api = driver_api();
+  if (api == nullptr) return;
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  // The thread's previous mode comes back in `mode`; these threads never go back to it.
+  (void)api->cuThreadExchangeStreamCaptureMode(&mode);
+}
+
 void refuse_during_capture(void* stream, std::string_view what) {
   if (!is_capturing(stream)) return;
   throw Error(ErrorCode::InvalidArgument,

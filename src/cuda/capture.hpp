@@ -19,6 +19,13 @@ bool is_capturing(void* stream);
 // how to prepare for the capture, if `stream` is capturing.
 void refuse_during_capture(void* stream, std::string_view what);
 
+// Puts the calling thread in relaxed capture mode, so that another thread's capture in
+// global mode (torch.cuda.graph's default) neither refuses this thread's allocations and
+// synchronizations nor is invalidated by them. For kreg's own background threads (the
+// warm-up, the context's start), which never launch into a capture. Does nothing without a
+// driver.
+void relax_capture_mode_on_this_thread() noexcept;
+
 // The stream the calling thread launches on next, for the registry to check on a miss:
 // the one a LaunchStreamHint names, else the innermost StreamScope's, else null.
 void* launch_stream() noexcept;

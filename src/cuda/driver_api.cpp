@@ -102,6 +102,7 @@ Loaded load() {
   KREG_RESOLVE(cuStreamDestroy);
   KREG_RESOLVE(cuStreamSynchronize);
   KREG_RESOLVE(cuStreamIsCapturing);
+  KREG_RESOLVE(cuThreadExchangeStreamCaptureMode);
   KREG_RESOLVE(cuStreamWaitEvent);
   KREG_RESOLVE(cuEventCreate);
   KREG_RESOLVE(cuEventDestroy);

@@ -39,6 +39,7 @@ struct DriverApi {
   decltype(&::cuStreamDestroy) cuStreamDestroy = nullptr;
   decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
   decltype(&::cuStreamIsCapturing) cuStreamIsCapturing = nullptr;
+  decltype(&::cuThreadExchangeStreamCaptureMode) cuThreadExchangeStreamCaptureMode = nullptr;
   decltype(&::cuStreamWaitEvent) cuStreamWaitEvent = nullptr;
   decltype(&::cuEventCreate) cuEventCreate = nullptr;
   decltype(&::cuEventDestroy) cuEventDestroy = nullptr;

@@ -3,6 +3,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 #include "core/log.hpp"
 #include "core/stopwatch.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/memory.hpp"
 
 #include <chrono>
@@ -38,6 +39,7 @@ void warm_compiler(std::string arch) {
 void CompilerWarmUp::start(std::string arch, int device) {
   if (thread_.joinable()) return;
   thread_ = std::jthread([this, arch = std::move(arch), device](const std::stop_token& stop) {
+    cuda::relax_capture_mode_on_this_thread();
     cuda::warm_pool(device);  // the driver's work, beside NVRTC's
 
     // NVRTC compiles one program at a time, so a compile asked for right after the registry

@@ -216,6 +216,12 @@ std::shared_ptr<const cuda::LaunchContext> make_launch_context(int ordinal, bool
   return cuda::KernelFactory::make_context(std::make_shared<const cuda::Device>(ordinal), nvtx);
 }
 
+// On start_device's own thread, which must not disturb a capture another thread runs.
+std::shared_ptr<const cuda::LaunchContext> make_launch_context_beside(int ordinal, bool nvtx) {
+  cuda::relax_capture_mode_on_this_thread();
+  return make_launch_context(ordinal, nvtx);
+}
+
 }  // namespace
 
 const std::shared_ptr<const cuda::LaunchContext>& RegistryImpl::launch_context() {
@@ -239,7 +245,8 @@ std::string RegistryImpl::start_device() {
   if (device_arch_.empty()) {
     device_arch_ = cuda::device_info(options_.device).arch();  // cuInit; NoDevice without one
     if (!launch_ && !pending_launch_.valid()) {
-      pending_launch_ = std::async(std::launch::async, make_launch_context, options_.device, nvtx_);
+      pending_launch_ =
+          std::async(std::launch::async, make_launch_context_beside, options_.device, nvtx_);
     }
   }
   return device_arch_;

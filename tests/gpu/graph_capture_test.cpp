@@ -6,10 +6,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kreg {
@@ -239,6 +241,31 @@ TEST_F(GraphCapture, AnUnpreparedKernelIsRefusedAndTheCaptureStaysValid) {
           .to_vector<float>();
   EXPECT_EQ(out, std::vector<float>(kCount, 7.25F));
   EXPECT_NO_THROW((void)reg.get("capture_plain"));
+}
+
+// A registry made on another thread while this one captures in global mode (the mode
+// torch.cuda.graph uses): its warm-up maps memory and starts NVRTC in relaxed mode, so the
+// capture is neither refused nor invalidated by it.
+TEST_F(GraphCapture, ARegistryMadeDuringAnotherThreadsCaptureLeavesItValid) {
+  Stream stream(0);
+  auto* native = static_cast<cudaStream_t>(stream.native().native);
+  const CaptureGuard guard{native};
+  ASSERT_EQ(cudaStreamBeginCapture(native, cudaStreamCaptureModeGlobal), cudaSuccess);
+  std::thread other([] {
+    RegistryOptions options = test::isolated_options();
+    options.warm_compiler = true;
+    const Registry reg(options);
+    // Long enough for the warm-up to map the pool and compile; its thread joins at the end.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  other.join();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  ASSERT_EQ(cudaStreamIsCapturing(native, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusActive) << "the capture was invalidated";
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(native, &graph), cudaSuccess);
+  ASSERT_NE(graph, nullptr);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
 }
 
 }  // namespace
