@@ -114,6 +114,10 @@ struct Stats {
   std::uint64_t precompiled_hits = 0;  ///< Binaries taken from the embedded precompiled set.
   std::uint64_t compiles = 0;          ///< Successful NVRTC compiles.
   std::uint64_t worker_compiles = 0;   ///< Of those, compiled in worker processes.
+  /// Of those, compiles that made a precompiled header of their leading #include lines, and
+  /// compiles that used one (docs/registry.md, "Precompiled headers").
+  std::uint64_t pch_creations = 0;
+  std::uint64_t pch_uses = 0;
   std::uint64_t failures = 0;          ///< Failed compiles and loads.
   std::uint64_t loads = 0;             ///< Binaries loaded into the driver.
   double compile_ms = 0;               ///< Wall time spent in successful compiles.

@@ -352,6 +352,8 @@ void bind_registry(nb::module_& m) {
       .def_ro("precompiled_hits", &Stats::precompiled_hits)
       .def_ro("compiles", &Stats::compiles)
       .def_ro("worker_compiles", &Stats::worker_compiles)
+      .def_ro("pch_creations", &Stats::pch_creations)
+      .def_ro("pch_uses", &Stats::pch_uses)
       .def_ro("failures", &Stats::failures)
       .def_ro("loads", &Stats::loads)
       .def_ro("compile_ms", &Stats::compile_ms)
@@ -371,6 +373,8 @@ void bind_registry(nb::module_& m) {
              d["precompiled_hits"] = s.precompiled_hits;
              d["compiles"] = s.compiles;
              d["worker_compiles"] = s.worker_compiles;
+             d["pch_creations"] = s.pch_creations;
+             d["pch_uses"] = s.pch_uses;
              d["failures"] = s.failures;
              d["loads"] = s.loads;
              d["compile_ms"] = s.compile_ms;

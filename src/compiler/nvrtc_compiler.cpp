@@ -1,6 +1,7 @@
 #include "compiler/nvrtc_compiler.hpp"
 
 #include "compiler/include_trace.hpp"
+#include "compiler/pch.hpp"
 #include "core/env.hpp"
 #include "core/faults.hpp"
 #include "core/log.hpp"
@@ -62,14 +63,25 @@ constexpr std::string_view kProgramFolder = "/dev/null/";
 // alone. Nothing calls it, so nothing of it reaches the image (but debug information).
 constexpr std::string_view kModuleAnchor = "extern \"C\" __device__ void __kreg_module_id() {}\n";
 
-// The text NVRTC compiles: the module anchor, then the source after a #line that gives
-// diagnostics and __FILE__ the program's own name and lines back.
-std::string program_text(const Request& request) {
-  std::string_view source = request.source;
-  // A byte-order mark is only valid as a file's first bytes, and the source no longer starts
-  // the text.
+// The source without a byte-order mark, which is only valid as a file's first bytes, and the
+// source no longer starts the text.
+std::string_view without_bom(std::string_view source) {
   if (source.starts_with("\xEF\xBB\xBF")) source.remove_prefix(3);
-  std::string line = "#line 1";
+  return source;
+}
+
+std::size_t count_lines(std::string_view text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The text NVRTC compiles: the module anchor, then the source after a #line that gives
+// diagnostics and __FILE__ the program's own name and lines back. With a PCH, the source's
+// leading #include lines (`pch_prefix`) come first, unchanged and on their own line numbers,
+// because NVRTC's PCH covers only what precedes the first declaration.
+std::string program_text(const Request& request, std::string_view pch_prefix) {
+  std::string_view source = without_bom(request.source);
+  source.remove_prefix(pch_prefix.size());
+  std::string line = "#line " + std::to_string(count_lines(pch_prefix) + 1);
   const std::string& name = request.program_name;
   if (std::none_of(name.begin(), name.end(), [](char c) { return c >= 0 && c < 0x20; })) {
     line += " \"";
@@ -80,9 +92,24 @@ std::string program_text(const Request& request) {
     line += '"';
   }
   std::string text;
-  text.reserve(kModuleAnchor.size() + line.size() + 1 + source.size());
-  text.append(kModuleAnchor).append(line).append("\n").append(source);
+  text.reserve(pch_prefix.size() + kModuleAnchor.size() + line.size() + 1 + source.size());
+  text.append(pch_prefix).append(kModuleAnchor).append(line).append("\n").append(source);
   return text;
+}
+
+// Whether the caller's own options already say what to do with precompiled headers.
+bool asks_for_pch(const std::vector<std::string>& options) {
+  return std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o == "-pch" || o == "--pch" || o.starts_with("--create-pch") ||
+           o.starts_with("-create-pch") || o.starts_with("--use-pch") || o.starts_with("-use-pch");
+  });
+}
+
+// Files of `extra` not yet in `files`, added in order.
+void add_files(std::vector<std::string>& files, const std::vector<std::string>& extra) {
+  for (const std::string& file : extra) {
+    if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+  }
 }
 
 // NVRTC's closing line names the program by the path it was given.
@@ -96,8 +123,10 @@ void restore_program_name(std::string& log, const std::string& nvrtc_name,
   }
 }
 
-// One attempt; `traced` adds the options that list the files read. `status` is NVRTC's.
-Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
+// One attempt; `traced` adds the options that list the files read; a `pch_prefix` compiles
+// with NVRTC's automatic PCH over it. `status` is NVRTC's.
+Result compile_once(const Request& request, bool traced, std::string_view pch_prefix,
+                    nvrtcResult& status) {
   const auto start = std::chrono::steady_clock::now();
   // NVRTC wants NUL-terminated strings; the views we are given need not be.
   std::vector<std::string> header_texts;
@@ -113,7 +142,10 @@ Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
     name_pointers.push_back(header_names[i].c_str());
   }
 
-  const std::string source = program_text(request);
+  const std::vector<std::string> pch_options =
+      pch_prefix.empty() ? std::vector<std::string>{} : pch::options();
+  if (pch_options.empty()) pch_prefix = {};
+  const std::string source = program_text(request, pch_prefix);
   const std::string& name = request.program_name;
   const std::string nvrtc_name = std::string(kProgramFolder) + name;
   Program program(new nvrtcProgram(nullptr));
@@ -128,9 +160,10 @@ Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
   const std::optional<IncludeTrace> trace =
       traced ? std::make_optional<IncludeTrace>() : std::nullopt;
   std::vector<std::string> options;
-  options.reserve(request.options.size() + 5);
+  options.reserve(request.options.size() + 9);
   options.push_back("-arch=" + request.arch);
   options.insert(options.end(), request.options.begin(), request.options.end());
+  options.insert(options.end(), pch_options.begin(), pch_options.end());
   if (trace) {
     for (std::string& option : trace->options()) options.push_back(std::move(option));
   }
@@ -150,8 +183,29 @@ Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
   };
   status = compile_program(*program, option_pointers);
   result.log = program_log(*program);
+  std::optional<std::vector<std::string>> files = trace ? trace->files() : std::nullopt;
+  if (!pch_prefix.empty()) {
+    pch::Outcome outcome = pch::take_messages(result.log, nvrtc_name, files);
+    result.pch_created = outcome.created;
+    result.pch_used = outcome.used;
+    if (outcome.used) {
+      // The trace leaves out what came from the PCH: without the list it was made from, the
+      // files read are not known.
+      if (files && outcome.pch_files) {
+        add_files(*files, *outcome.pch_files);
+      } else {
+        files.reset();
+      }
+    }
+    if (nvrtcGetPCHCreateStatus(*program) == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+      std::size_t required = 0;
+      if (nvrtcGetPCHHeapSizeRequired(*program, &required) == NVRTC_SUCCESS) {
+        pch::grow_heap(required);
+      }
+    }
+  }
   restore_program_name(result.log, nvrtc_name, name);
-  if (auto files = trace ? trace->files() : std::nullopt) {
+  if (files) {
     result.files_read = std::move(*files);
     result.files_known = true;
   }
@@ -185,13 +239,18 @@ Result compile_once(const Request& request, bool traced, nvrtcResult& status) {
 }  // namespace
 
 Result compile(const Request& request) {
+  std::string_view pch_prefix;
+  if (!asks_for_pch(request.options)) {
+    pch_prefix = pch::leading_includes(without_bom(request.source));
+    if (!pch::should_use(pch_prefix)) pch_prefix = {};
+  }
   nvrtcResult status = NVRTC_SUCCESS;
-  Result result = compile_once(request, true, status);
+  Result result = compile_once(request, true, pch_prefix, status);
   if (status != NVRTC_ERROR_INVALID_OPTION) return result;
   // The trace's options are NVRTC's front end's, not its documented ones: an NVRTC that
   // refuses them still compiles, and only the disk cache goes without (files_known stays
   // false). A caller's own bad option fails again, with its own log.
-  Result plain = compile_once(request, false, status);
+  Result plain = compile_once(request, false, pch_prefix, status);
   // A fact about the NVRTC in use, so said once per process.
   static std::atomic<bool> warned{false};
   if (status == NVRTC_SUCCESS && !warned.exchange(true)) {

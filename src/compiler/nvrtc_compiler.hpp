@@ -32,6 +32,10 @@ struct Result {
   // only when `files_known`; without it, nothing is known of what was read.
   std::vector<std::string> files_read;
   bool files_known = false;
+  // NVRTC's automatic precompiled header (pch.hpp): this compile created one for its leading
+  // #include lines, or used one an earlier compile of this process created.
+  bool pch_created = false;
+  bool pch_used = false;
 };
 
 // Never throws for a source that does not compile: ok is false and log says why.
@@ -41,7 +45,8 @@ struct Result {
 // quoted include never finds a file in the current folder: what a compile reads depends on
 // the request, never on where the process runs. Diagnostics still name `program_name`.
 // Internal-linkage names in the image are derived from the program alone, so two compiles
-// of one request in two processes give the same bytes.
+// of one request in two processes give the same bytes, with or without a precompiled header
+// (pch.hpp: from the second compile of a source's leading #include lines in a process).
 Result compile(const Request& request);
 
 // "13.0".

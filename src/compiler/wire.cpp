@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::uint32_t kRequestMagic = 0x5752474b;  // "KGRW"
 constexpr std::uint32_t kResultMagic = 0x5252474b;   // "KGRR"
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 
 class Writer {
  public:
@@ -170,6 +170,7 @@ std::string encode(const Result& result) {
   w.f64(result.milliseconds);
   w.u32(result.files_known ? 1 : 0);
   w.texts(result.files_read);
+  w.u32((result.pch_created ? 1U : 0U) | (result.pch_used ? 2U : 0U));
   return w.take();
 }
 
@@ -194,14 +195,17 @@ std::optional<Result> decode_result(const std::string& payload) {
   Result out;
   std::uint32_t ok = 0;
   std::uint32_t files_known = 0;
+  std::uint32_t pch = 0;
   std::string image;
   if (!header_ok(r, kResultMagic) || !r.u32(ok) || ok > 1 || !r.text(image) || !r.text(out.log) ||
       !r.texts(out.lowered_names) || !r.f64(out.milliseconds) || !r.u32(files_known) ||
-      files_known > 1 || !r.texts(out.files_read) || !r.done()) {
+      files_known > 1 || !r.texts(out.files_read) || !r.u32(pch) || pch > 3 || !r.done()) {
     return std::nullopt;
   }
   out.ok = ok == 1;
   out.files_known = files_known == 1;
+  out.pch_created = (pch & 1U) != 0;
+  out.pch_used = (pch & 2U) != 0;
   out.image.assign(image.begin(), image.end());
   return out;
 }

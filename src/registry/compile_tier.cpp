@@ -41,6 +41,8 @@ std::optional<Found> CompileTier::find(const BuildRequest& r) {
     throw Error(ErrorCode::CompileError, what_failed(r) + ":\n" + result.log);
   }
   counters_.add(Counter::Compiles);
+  if (result.pch_created) counters_.add(Counter::PchCreations);
+  if (result.pch_used) counters_.add(Counter::PchUses);
   counters_.add(Counter::CompileNs, static_cast<std::uint64_t>(result.milliseconds * 1e6));
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + r.key + "' in " + std::to_string(result.milliseconds) + " ms");

@@ -19,6 +19,8 @@ Stats Counters::stats() const noexcept {
   s.compiles = total(Counter::Compiles);
   s.compile_ms = milliseconds(total(Counter::CompileNs));
   s.worker_compiles = total(Counter::WorkerCompiles);
+  s.pch_creations = total(Counter::PchCreations);
+  s.pch_uses = total(Counter::PchUses);
   s.failures = total(Counter::Failures);
   s.loads = total(Counter::Loads);
   s.load_ms = milliseconds(total(Counter::LoadNs));

@@ -22,6 +22,8 @@ enum class Counter : std::size_t {
   Compiles,
   CompileNs,
   WorkerCompiles,
+  PchCreations,
+  PchUses,
   Failures,
   Loads,
   LoadNs,

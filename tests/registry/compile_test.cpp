@@ -196,5 +196,23 @@ extern "C" __global__ void fetch(cudaTextureObject_t t, float4* out) {
   EXPECT_FALSE(contains(message, "\"float4\" is undefined")) << message;  // known without -minimal
 }
 
+// Sources that start with the same toolkit #include lines: the second compile makes NVRTC's
+// precompiled header of them, the later ones use it, and Stats counts both.
+TEST(Compile, HeavySourcesWithOneIncludeSetShareAPrecompiledHeader) {
+  Registry reg(test::sm90_options());
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    reg.register_source("heavy" + n,
+                        "#define KREG_STATS_PCH_TEST 1\n#include <cuda_fp16.h>\n"
+                        "extern \"C\" __global__ void heavy" +
+                            n + "(__half* p) { p[0] = __float2half(" + n + ".0f); }\n");
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_GT(reg.compile("heavy" + std::to_string(i)).size(), 0u);
+  const Stats stats = reg.stats();
+  EXPECT_EQ(stats.compiles, 3u);
+  EXPECT_EQ(stats.pch_creations, 1u);
+  EXPECT_EQ(stats.pch_uses, 1u);
+}
+
 }  // namespace
 }  // namespace kreg

@@ -74,6 +74,7 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
   out["total"] = requests.size();
   out["compiles"] = stats.compiles;
   out["worker_compiles"] = stats.worker_compiles;
+  out["pch"] = {{"created", stats.pch_creations}, {"used", stats.pch_uses}};
   out["disk_hits"] = stats.disk_hits;
   out["compile_ms"] = stats.compile_ms;
   out["disk_ms"] = stats.disk_ms;
@@ -91,6 +92,10 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
               << " compiled (" << fixed(stats.compile_ms, 1) << " ms), " << stats.disk_hits
               << " from disk (" << fixed(stats.disk_ms, 1) << " ms), " << stats.precompiled_hits
               << " precompiled (" << fixed(stats.precompiled_ms, 2) << " ms)\n";
+    if (stats.pch_creations + stats.pch_uses > 0) {
+      std::cout << "precompiled headers: " << stats.pch_creations << " made, used by "
+                << stats.pch_uses << " compiles\n";
+    }
     if (stats.remote_hits + stats.remote_misses + stats.remote_errors > 0) {
       std::cout << "remote cache: " << stats.remote_hits << " hits, " << stats.remote_misses
                 << " misses (" << stats.remote_rejected << " values refused), "
