@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 struct State {
   std::mutex mutex;
   std::unordered_map<std::string, int> compiles;  // by prefix text
+  bool at_first_compile = false;
   // The files each PCH this process created was made from, by the PCH's path.
   std::unordered_map<std::string, std::vector<std::string>> made_from;
 };
@@ -112,7 +113,13 @@ bool should_use(std::string_view prefix) {
   if (prefix.empty() || !core::env_flag("KREG_PCH", true)) return false;
   State& s = state();
   const std::lock_guard lock(s.mutex);
-  return s.compiles[std::string(prefix)]++ > 0;
+  return s.compiles[std::string(prefix)]++ > 0 || s.at_first_compile;
+}
+
+void make_at_first_compile() noexcept {
+  State& s = state();
+  const std::lock_guard lock(s.mutex);
+  s.at_first_compile = true;
 }
 
 std::vector<std::string> options() {

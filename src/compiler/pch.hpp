@@ -31,6 +31,10 @@ std::string_view leading_includes(std::string_view source);
 // first compile of a prefix in this process, true after (unless KREG_PCH=0).
 bool should_use(std::string_view prefix);
 
+// From now on, the first compile of a prefix makes its PCH too: for a process that will
+// compile many sources of each prefix (a compile worker, which serves large prewarms).
+void make_at_first_compile() noexcept;
+
 // The options that turn automatic PCH on, into the process's private folder. Empty if that
 // folder cannot be made (the compile then goes without).
 std::vector<std::string> options();

@@ -4,6 +4,7 @@
 //
 // Reads framed requests (see wire.hpp) on stdin until EOF and answers each on stdout. It
 // is started by kreg; it is not meant to be run by hand.
+#include "compiler/pch.hpp"
 #include "compiler/wire.hpp"
 #include "core/error_text.hpp"
 
@@ -36,6 +37,9 @@ int main() {
   // Ready: the parent gives a worker only a short while to say so, and compiles in-process
   // instead if it does not.
   if (!kreg::compiler::write_frame(out, kreg::compiler::kWorkerReady)) return 1;
+  // Workers serve large prewarms, whose heavy sources come grouped by their #include lines:
+  // a worker's first compile of a prefix already makes its precompiled header.
+  kreg::compiler::pch::make_at_first_compile();
   while (kreg::compiler::read_frame(STDIN_FILENO, payload, -1, kreg::compiler::kMaxRequestBytes)) {
     auto request = kreg::compiler::decode_request(payload);
     if (!request) {

@@ -1,6 +1,8 @@
 // Parallel prewarming. Requests are grouped by the binary they need, so each source and
-// constant set is compiled by one worker while the others compile different ones.
+// constant set is compiled by one worker while the others compile different ones; heavy
+// sources go first, by their include lines.
 
+#include "compiler/pch.hpp"
 #include "core/error_text.hpp"
 #include "core/log.hpp"
 #include "registry/registry_impl.hpp"
@@ -9,7 +11,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 namespace kreg::registry {
 
@@ -73,10 +77,23 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
   std::size_t to_build = 0;
   for (const auto& item : groups) to_build += binaries_.find(item.first) ? 0 : 1;
   const bool pooled = workers_.use_for(to_build);
+  // Sources that start with the same toolkit #include lines run one after another, and before
+  // the others: those are the long compiles, and each worker makes its precompiled header of
+  // a prefix once and then uses it for the rest of that prefix (compiler/pch.hpp).
+  std::vector<std::pair<std::string_view, const std::vector<Resolved>*>> order;
+  order.reserve(groups.size());
+  for (const auto& item : groups) {
+    order.emplace_back(compiler::pch::leading_includes(item.second.front().source->text),
+                       &item.second);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    if (a.first.empty() != b.first.empty()) return b.first.empty();
+    return a.first < b.first;
+  });
   std::vector<std::function<void()>> tasks;
   tasks.reserve(groups.size());
-  for (auto& item : groups) {
-    const std::vector<Resolved>& group = item.second;
+  for (const auto& [prefix, members] : order) {
+    const std::vector<Resolved>& group = *members;
     tasks.emplace_back([this, &group, &finish, load, pooled] {
       for (const Resolved& r : group) {
         try {
