@@ -28,6 +28,19 @@ for kind in half cub; do
   done
 done
 
+# The peer, where CuPy is installed: RawModule on the same sources, in the same run.
+if python3 -c "import cupy" 2>/dev/null; then
+  for kind in half cub; do
+    for r in $(seq "$rounds"); do
+      CUPY_CACHE_DIR="$out/cupy.$kind.$r" python3 "$(dirname "$0")/pch_peer.py" "$kind" "$sequence" \
+        >"$out/cupy.$kind.out.$r"
+    done
+    first=$(cat "$out/cupy.$kind.out".* | awk '$1 == "compile" && $2 == 0 {print $3}' | median)
+    later=$(cat "$out/cupy.$kind.out".* | awk '$1 == "compile" && $2 >= 1 {print $3}' | median)
+    printf '%-5s CuPy RawModule  first %8s ms  later (median) %8s ms\n' "$kind" "$first" "$later"
+  done
+fi
+
 if [[ "$prewarm" -gt 0 ]]; then
   for r in $(seq "$rounds"); do
     for pch in 0 1; do
