@@ -81,7 +81,10 @@ inline std::string custom_compile_error(const CustomKernel& kernel,
   const std::string source = kernel.generated_source(inputs, outputs);
   const std::string entry = "custom_compile_" + std::to_string(counter++);
   SourceOptions options;
-  options.entries.push_back(entry + "=kreg_custom_" + kernel.name());
+  // A kernel with Metal's vector types is generated inside namespace kreg_metal.
+  const bool scoped = source.find("\nnamespace kreg_metal {\n") != std::string::npos;
+  options.entries.push_back(entry + "=" + (scoped ? "kreg_metal::" : "") + "kreg_custom_" +
+                            kernel.name());
   registry.register_source(entry, source, options);
   try {
     registry.compile(entry);

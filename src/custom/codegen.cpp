@@ -2,6 +2,7 @@
 
 #include "custom/address_spaces.hpp"
 #include "custom/names.hpp"
+#include "custom/vectors.hpp"
 
 #include <algorithm>
 #include <span>
@@ -55,6 +56,24 @@ constexpr std::string_view kConstantWords[] = {
     "M_E_F",    "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F",      "M_LN10_F",  "M_PI_F",     "M_PI_2_F",
     "M_PI_4_F", "M_1_PI_F",  "M_2_PI_F",   "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"};
 constexpr std::string_view kAsType = "as_type";
+// What, called on a vector, needs the vector forms of the math part.
+constexpr std::string_view kVectorMathFunctions[] = {"dot",      "length",     "length_squared",
+                                                     "distance", "normalize",  "cross",
+                                                     "abs",      "fabs",       "exp",
+                                                     "exp2",     "exp10",      "log",
+                                                     "log2",     "log10",      "sqrt",
+                                                     "rsqrt",    "sin",        "cos",
+                                                     "tan",      "tanh",       "erf",
+                                                     "floor",    "ceil",       "round",
+                                                     "rint",     "trunc",      "fract",
+                                                     "sign",     "saturate",   "min",
+                                                     "max",      "fmin",       "fmax",
+                                                     "pow",      "powr",       "fmod",
+                                                     "atan2",    "copysign",   "step",
+                                                     "divide",   "clamp",      "mix",
+                                                     "fma",      "smoothstep", "select"};
+// The namespace a kernel with vectors is written in (see custom_vector.cuh).
+constexpr std::string_view kVectorScope = "kreg_metal";
 constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
                                             "elem_to_loc_3", "ceildiv"};
 
@@ -119,11 +138,15 @@ Generated generate(const KernelSpec& spec) {
       return names_before(spec.body, word, next) || names_before(spec.header, word, next);
     });
   };
-  const bool math = before_any(kMathNamespaces, "::") || before_any(kMathFunctions, "(");
+  const VectorUse vectors = vector_use(spec.body, spec.header);
+  const bool vector_math = vectors.any && before_any(kVectorMathFunctions, "(");
+  const bool math =
+      vector_math || before_any(kMathNamespaces, "::") || before_any(kMathFunctions, "(");
   const bool utils = names_any(kUtilsWords);
   const bool bits =
       names_before(spec.body, kAsType, "<") || names_before(spec.header, kAsType, "<");
-  bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16");
+  bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16") ||
+                 (vectors.any && uses("bfloat"));
   const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
   for (const InputSpec& input : spec.inputs) float16 = float16 || is_16(input.dtype);
   for (const auto& output : spec.outputs) float16 = float16 || is_16(output.second);
@@ -140,6 +163,12 @@ Generated generate(const KernelSpec& spec) {
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
   if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
+  if (vectors.any) {
+    out += swizzle_macro(vectors.swizzles);
+    out += "#include <kreg/device/custom_vector.cuh>\n";
+    if (float16) out += "#include <kreg/device/custom_vector_float16.cuh>\n";
+    if (vector_math) out += "#include <kreg/device/custom_vector_math.cuh>\n";
+  }
   // Metal's `half`, unless the kernel brings the toolkit's headers, whose cuda_fp16.h has a
   // `half` of its own.
   if (float16 && (names(spec.body, "half") || names(spec.header, "half")) &&
@@ -147,14 +176,28 @@ Generated generate(const KernelSpec& spec) {
       spec.header.find("#include \"cuda") == std::string_view::npos) {
     out += "typedef kreg::half half;\n";
   }
-  if (!spec.header.empty()) {
+  // With vectors, the header and the kernel are in the namespace where the Metal names of
+  // the vector types hide CUDA's; the header's includes stay at global scope.
+  if (vectors.any) {
+    HoistedHeader hoisted = hoist_includes(spec.header);
+    out += hoisted.includes;
+    out += "namespace ";
+    out += kVectorScope;
+    out += " {\n";
+    out += rewrite_address_spaces(hoisted.rest, TextScope::Program);
+    if (!hoisted.rest.empty() && hoisted.rest.back() != '\n') out += '\n';
+  } else if (!spec.header.empty()) {
     out += rewrite_address_spaces(spec.header, TextScope::Program);
     if (spec.header.back() != '\n') out += '\n';
   }
   out += '\n';
 
   Generated generated;
-  generated.expression = function;
+  if (vectors.any) {
+    generated.expression = kVectorScope;
+    generated.expression += "::";
+  }
+  generated.expression += function;
   if (!spec.template_args.empty()) {
     out += "template <";
     generated.expression += '<';
@@ -212,7 +255,8 @@ Generated generate(const KernelSpec& spec) {
                   (spec.atomic_outputs ? "kreg::atomic<" + type + ">" : type) + "* __restrict__ " +
                       std::string(name));
   }
-  add_parameter(out, first, "const uint3 kreg_grid");
+  // CUDA's uint3, as the launch passes it, also where `uint3` names Metal's (16 bytes).
+  add_parameter(out, first, vectors.any ? "const ::uint3 kreg_grid" : "const uint3 kreg_grid");
   out += ") {\n";
 
   // Metal runs exactly `grid` threads; CUDA runs whole blocks, so the extra ones stop here.
@@ -249,6 +293,11 @@ Generated generate(const KernelSpec& spec) {
   out += rewrite_address_spaces(spec.body, TextScope::Function);
   if (spec.body.empty() || spec.body.back() != '\n') out += '\n';
   out += "}\n";
+  if (vectors.any) {
+    out += "}  // namespace ";
+    out += kVectorScope;
+    out += '\n';
+  }
   generated.source = std::move(out);
   return generated;
 }

@@ -1,9 +1,10 @@
 // The parts of Metal that real metal_kernel bodies use beyond its math: address-space words,
 // threadgroup arrays, <metal_stdlib>, helpers without __device__, SIMD-group scans and votes,
-// atomics under metal::, and `half`. The rewriting is checked as text; each construct also
-// compiles through CustomKernel with NVRTC for sm_90. Needs no GPU.
+// atomics under metal::, `half`, and Metal's vector types. The rewriting is checked as text; each
+// construct also compiles through CustomKernel with NVRTC for sm_90. Needs no GPU.
 #include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
+#include "custom/vectors.hpp"
 #include "test_support.hpp"
 
 #include <string>
@@ -183,12 +184,158 @@ TEST(MetalSurface, AsTypeReadsBits) {
   EXPECT_TRUE(contains(compile_error("out[0] = as_type<double>(a[0]);"), "differ in size"));
 }
 
-TEST(MetalSurfaceCodegen, DefaultDeviceAndHalfOnlyWhereTheyApply) {
+TEST(MetalVectors, ConstructorsOfEveryKind) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "float x = a[i];\n"
+                          "float4 v = float4(x, 1, 2.0f, 3u);\n"
+                          "float4 w = float4(v.xy, 0, 1);\n"
+                          "float3 t = float3(w.x, v.zw);\n"
+                          "float4 b = float4(x);\n"
+                          "float4 z = 0;\n"
+                          "int4 k = int4(v);\n"
+                          "float4 back = float4(k);\n"
+                          "vec<float, 2> p = vec<float, 2>(x, x);\n"
+                          "float2 q = {1.0f, 2.0f};\n"
+                          "uchar4 c = uchar4(1, 2, 3, 4);\n"
+                          "short2 s = short2(ushort2(7, 8));\n"
+                          "out[i] = w.w + t.z + b.y + z.x + back.x + p.y + q.x + c.w + s.y;\n"),
+            "");
+}
+
+TEST(MetalVectors, SwizzleReadsAndWrites) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "float4 v = float4(a[i], 1, 2, 3);\n"
+                          "float3 r = v.zyx;\n"
+                          "float2 s = v.yx + v.xx;\n"
+                          "float4 c = v.rgba * v.bgra;\n"
+                          "v.xy = v.yx;\n"
+                          "v.zw = float2(5, 6);\n"
+                          "v.xyz += 1.0f;\n"
+                          "v.w = r.x + s.y + c.a + v.g;\n"
+                          "out[i] = v[3] + v.w;\n"),
+            "");
+  // A swizzle that repeats a component is read-only, as in Metal.
+  EXPECT_TRUE(
+      contains(compile_error("float4 v = 0; v.xx = float2(1, 2); out[0] = v.x;"), "read-only"));
+}
+
+TEST(MetalVectors, ArithmeticComparisonsAndIndexing) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "float4 v = float4(a[i]);\n"
+                          "float4 w = (v + 1) * 2.0f - v / 3 + 1.5f * v;\n"
+                          "w -= v; w *= 2; w /= float4(1, 2, 3, 4); w += v;\n"
+                          "w = -w;\n"
+                          "int4 k = int4(1, 2, 3, 4);\n"
+                          "k = (k % 3) + (k << 1) + (k & 1) + (k | 2) + (k ^ k) + ~k;\n"
+                          "bool4 m = v < w;\n"
+                          "float4 picked = select(v, w, m);\n"
+                          "for (int c = 0; c < 4; ++c) w[c] += k[c];\n"
+                          "out[i] = w.x + picked.y + float(all(m)) + float(any(v == w));\n"),
+            "");
+}
+
+TEST(MetalVectors, MathPerComponentAndGeometry) {
+  EXPECT_EQ(compile_error(
+                "uint i = thread_position_in_grid.x;\n"
+                "float4 v = float4(a[i], 1, 2, 3);\n"
+                "float3 d = v.xyz;\n"
+                "float4 e = abs(v) + exp(v) + max(v, 0.0f) + min(v, v) + clamp(v, 0.0f, 1.0f) +\n"
+                "  mix(v, v, 0.5f) + sqrt(v) + rsqrt(v) + floor(v) + fract(v) + step(0.5f, v) +\n"
+                "  metal::exp(v) + fast::exp(v) + precise::sqrt(v) + pow(v, 2.0f) + tanh(v);\n"
+                "float s = dot(v, e) + length(d) + length_squared(d) + distance(v.xy, e.xy) +\n"
+                "  normalize(d).x + cross(d, d).z + dot(v.xyz, d);\n"
+                "out[i] = e.x + s;\n"),
+            "");
+}
+
+TEST(MetalVectors, LoadsAndStoresThroughCastPointers) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "float4 v = ((const device float4*)a)[i];\n"
+                          "((device float4*)out)[i] = v.wzyx;\n"
+                          "const device float3* p = (const device float3*)a;\n"
+                          "static_assert(sizeof(float3) == 16 && alignof(float3) == 16, \"\");\n"
+                          "static_assert(sizeof(half3) == 8 && sizeof(uchar3) == 4, \"\");\n"
+                          "static_assert(sizeof(float2) == 8 && alignof(float2) == 8, \"\");\n"
+                          "out[i] += p[0].z;\n"),
+            "");
+}
+
+TEST(MetalVectors, ThreadPositionsAsMetalVectors) {
+  EXPECT_EQ(compile_error("uint3 pos = thread_position_in_grid;\n"
+                          "uint2 xy = pos.xy;\n"
+                          "uint3 size = threads_per_grid;\n"
+                          "uint3 group = threads_per_threadgroup;\n"
+                          "int64_t strides[2] = {1, 256};\n"
+                          "uint k = elem_to_loc_2(pos, strides) + elem_to_loc(pos, a_shape, "
+                          "a_strides, a_ndim);\n"
+                          "float4 f = make_float4(1, 2, 3, 4);\n"
+                          "::float4 cuda = f;\n"
+                          "out[pos.x] = xy.x + size.x + group.x + k + cuda.w + "
+                          "uint2(thread_position_in_grid.yx).x;\n"),
+            "");
+}
+
+TEST(MetalVectors, HalfVectorsAndHeaderHelpers) {
+  const std::vector<Array> halves = {Array::from_data(std::vector<half>(256, half(0.5f)), {256})};
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "half4 h = ((const device half4*)a)[i / 4];\n"
+                          "half2 g = h.xy * h.zw + half2(1.0f, 2.0f);\n"
+                          "bfloat4 b = bfloat4(float4(h));\n"
+                          "out[i] = brighten(float4(h)).x + float(g.y) + float(b.x);\n",
+                          "#include <metal_stdlib>\n"
+                          "using namespace metal;\n"
+                          "inline float4 brighten(float4 c) { return float4(c.rgb * 2, c.a); }\n",
+                          halves),
+            "");
+}
+
+TEST(MetalVectorsText, ScansTypesAndSwizzles) {
+  using custom::vector_use;
+  EXPECT_FALSE(vector_use("out[i] = a[i] * 4; float x4 = 1; int float5 = 2;", "").any);
+  EXPECT_FALSE(vector_use("uint3 p = thread_position_in_grid; out[p.x] = 1.5f;", "").any);
+  EXPECT_TRUE(vector_use("float4 v;", "").any);
+  EXPECT_TRUE(vector_use("", "vec <float, 2> v;").any);
+  const custom::VectorUse use = vector_use("v.zyx + p->xy + c.rgba + s.x + q.xx", "w.xy");
+  EXPECT_TRUE(use.any);
+  EXPECT_EQ(use.swizzles, (std::vector<std::string>{"rgba", "xx", "xy", "zyx"}));
+  EXPECT_EQ(custom::swizzle_macro(use.swizzles),
+            "#define KREG_METAL_SWIZZLES(S) S(rgba, 0, 1, 2, 3) S(xx, 0, 0) S(xy, 0, 1) "
+            "S(zyx, 2, 1, 0)\n");
+  const custom::HoistedHeader h = custom::hoist_includes(
+      "#include <metal_stdlib>\n  # include \"x.h\"\nusing namespace metal;\n");
+  EXPECT_EQ(h.includes, "#include <metal_stdlib>\n  # include \"x.h\"\n");
+  EXPECT_EQ(h.rest, "\n\nusing namespace metal;\n");
+}
+
+// A kernel "k" from input a (of `dtype`) to a float output.
+custom::KernelSpec copy_spec(Dtype dtype) {
   custom::KernelSpec spec;
   spec.name = "k";
   spec.body = "out[0] = a[0];";
-  spec.inputs.push_back({"a", Dtype::Float16, custom::InputKind::Pointer, 0});
+  spec.inputs.push_back({"a", dtype, custom::InputKind::Pointer, 0});
   spec.outputs.emplace_back("out", Dtype::Float32);
+  return spec;
+}
+
+TEST(MetalVectorsCodegen, OnlyKernelsWithVectorsMoveIntoTheNamespace) {
+  custom::KernelSpec spec = copy_spec(Dtype::Float32);
+  const custom::Generated plain = custom::generate(spec);
+  EXPECT_FALSE(contains(plain.source, "custom_vector"));
+  EXPECT_EQ(plain.expression, "kreg_custom_k");
+
+  spec.body = "float4 v = float4(a[0]); out[0] = v.w;";
+  const custom::Generated vectors = custom::generate(spec);
+  EXPECT_TRUE(contains(vectors.source, "#include <kreg/device/custom_vector.cuh>"));
+  EXPECT_FALSE(contains(vectors.source, "custom_vector_math"));
+  EXPECT_TRUE(contains(vectors.source, "const ::uint3 kreg_grid"));
+  EXPECT_EQ(vectors.expression, "kreg_metal::kreg_custom_k");
+
+  spec.body = "float4 v = float4(a[0]); out[0] = dot(v, v);";
+  EXPECT_TRUE(contains(custom::generate(spec).source, "custom_vector_math"));
+}
+
+TEST(MetalSurfaceCodegen, DefaultDeviceAndHalfOnlyWhereTheyApply) {
+  custom::KernelSpec spec = copy_spec(Dtype::Float16);
   const std::string plain = custom::generate(spec).source;
   EXPECT_FALSE(contains(plain, "-default-device"));
   EXPECT_FALSE(contains(plain, "typedef kreg::half half;"));

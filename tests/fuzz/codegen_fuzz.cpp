@@ -16,7 +16,9 @@
 // exactly the signature the design prescribes for these inputs (pointer, small or scalar
 // inputs, shape/strides/ndim parameters only when the body names them, outputs, the grid),
 // with no name twice; declares a Metal attribute exactly when the body names it; includes
-// the preamble parts the body uses; ends with the body, verbatim. The internal generator
+// the preamble parts the body uses; ends with the body, verbatim. A kernel that uses Metal's
+// vector types has the header's includes first, then the rest of the header and the kernel
+// inside namespace kreg_metal, with CUDA's `::uint3` for the grid. The internal generator
 // agrees with the API, the numbered listing holds every line, and the cache key is stable
 // for the same kernel and changes with the body.
 #include <kreg/custom_kernel.hpp>
@@ -24,6 +26,7 @@
 #include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
 #include "custom/names.hpp"
+#include "custom/vectors.hpp"
 
 #include "fuzz_check.hpp"
 
@@ -208,6 +211,10 @@ std::int64_t elements(const Arg& input) {
 }
 
 // The kernel's parameters, each as the design says it is declared.
+bool uses_vectors(const Definition& def) {
+  return kreg::custom::vector_use(def.body, def.options.header).any;
+}
+
 std::vector<std::string> expected_parameters(const Definition& def) {
   std::vector<std::string> out;
   for (const Arg& in : def.inputs) {
@@ -236,7 +243,7 @@ std::vector<std::string> expected_parameters(const Definition& def) {
     out.push_back((def.options.atomic_outputs ? "kreg::atomic<" + type + ">" : type) +
                   "* __restrict__ " + o.name);
   }
-  out.emplace_back("const uint3 kreg_grid");
+  out.emplace_back(uses_vectors(def) ? "const ::uint3 kreg_grid" : "const uint3 kreg_grid");
   return out;
 }
 
@@ -255,7 +262,7 @@ std::string template_line(const Definition& def) {
 }
 
 std::string expected_expression(const Definition& def) {
-  std::string out = "kreg_custom_" + def.name;
+  std::string out = (uses_vectors(def) ? "kreg_metal::kreg_custom_" : "kreg_custom_") + def.name;
   if (def.template_args.empty()) return out;
   out += '<';
   for (std::size_t i = 0; i < def.template_args.size(); ++i) {
@@ -311,6 +318,7 @@ void check_includes(const Definition& def, std::string_view includes) {
   }
   if (def.options.atomic_outputs) KREG_FUZZ_CHECK(included("custom_atomic"), "atomic outputs");
   if (uses_16_bit(def)) KREG_FUZZ_CHECK(included("custom_float16"), "16-bit dtypes");
+  if (uses_vectors(def)) KREG_FUZZ_CHECK(included("custom_vector"), "vectors");
 }
 
 void check_parameters(const Definition& def, std::string_view list) {
@@ -346,7 +354,8 @@ void check_source(const Definition& def, const std::string& source) {
                   "-default-device without a header, or a header without it");
   if (!def.options.header.empty()) rest.remove_prefix(default_device.size());
   std::size_t includes_end = 0;
-  while (rest.substr(includes_end).starts_with("#include <kreg/device/")) {
+  while (rest.substr(includes_end).starts_with("#include <kreg/device/") ||
+         rest.substr(includes_end).starts_with("#define KREG_METAL_SWIZZLES(S)")) {
     includes_end = rest.find('\n', includes_end) + 1;
   }
   check_includes(def, rest.substr(0, includes_end));
@@ -358,9 +367,13 @@ void check_source(const Definition& def, const std::string& source) {
     rest.remove_prefix(half.size());
   }
   // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp).
-  std::string header =
-      kreg::custom::rewrite_address_spaces(def.options.header, kreg::custom::TextScope::Program);
+  const bool vectors = uses_vectors(def);
+  const kreg::custom::HoistedHeader hoisted = kreg::custom::hoist_includes(def.options.header);
+  std::string header = kreg::custom::rewrite_address_spaces(
+      vectors ? std::string_view(hoisted.rest) : std::string_view(def.options.header),
+      kreg::custom::TextScope::Program);
   if (!header.empty() && header.back() != '\n') header += '\n';
+  if (vectors) header = hoisted.includes + "namespace kreg_metal {\n" + header;
   KREG_FUZZ_CHECK(rest.starts_with(header + "\n"), "the header is not as given");
   rest.remove_prefix(header.size() + 1);
 
@@ -369,6 +382,7 @@ void check_source(const Definition& def, const std::string& source) {
   std::string tail = "  // body\n" + body;
   if (def.body.empty() || def.body.back() != '\n') tail += '\n';
   tail += "}\n";
+  if (vectors) tail += "}  // namespace kreg_metal\n";
   KREG_FUZZ_CHECK(rest.ends_with(tail), "the body is not as given, or not last");
   // What lies between is kreg's alone: no user text to confuse the checks below.
   std::string_view kernel = rest.substr(0, rest.size() - tail.size());

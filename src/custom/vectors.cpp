@@ -1,0 +1,122 @@
+#include "custom/vectors.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace kreg::custom {
+namespace {
+
+constexpr bool identifier_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Metal's element names: each takes 2, 3 or 4 as a vector type (`float4`, `ushort2`).
+constexpr std::array<std::string_view, 12> kElements = {"float", "half",  "bfloat", "int",
+                                                        "uint",  "short", "ushort", "char",
+                                                        "uchar", "bool",  "long",   "ulong"};
+
+// `uint3` alone does not count: the thread-position attributes are CUDA's uint3 then, whose
+// x, y and z are all such a body reads, and the kernel compiles as it did.
+bool is_vector_type(std::string_view word) noexcept {
+  if (word.size() < 4 || word == "uint3") return false;
+  const char last = word.back();
+  if (last < '2' || last > '4') return false;
+  const std::string_view element = word.substr(0, word.size() - 1);
+  return std::find(kElements.begin(), kElements.end(), element) != kElements.end();
+}
+
+// The component a swizzle letter names, or -1: `xyzw` and `rgba`, one set per swizzle.
+int component(char letter, std::string_view set) noexcept {
+  const std::size_t at = set.find(letter);
+  return at == std::string_view::npos ? -1 : static_cast<int>(at);
+}
+
+bool is_swizzle(std::string_view word) noexcept {
+  if (word.size() < 2 || word.size() > 4) return false;
+  for (std::string_view set : {std::string_view("xyzw"), std::string_view("rgba")}) {
+    if (std::all_of(word.begin(), word.end(), [&](char c) { return component(c, set) >= 0; })) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void scan(std::string_view text, VectorUse& use) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (!identifier_char(text[at]) || (text[at] >= '0' && text[at] <= '9')) {
+      ++at;
+      continue;
+    }
+    std::size_t end = at;
+    while (end < text.size() && identifier_char(text[end])) ++end;
+    const std::string_view word = text.substr(at, end - at);
+    const bool member =
+        (at >= 1 && text[at - 1] == '.') || (at >= 2 && text[at - 2] == '-' && text[at - 1] == '>');
+    std::size_t next = end;
+    while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
+    if (member && is_swizzle(word)) {
+      use.any = true;
+      use.swizzles.emplace_back(word);
+    } else if (is_vector_type(word) || (word == "vec" && next < text.size() && text[next] == '<')) {
+      use.any = true;
+    }
+    at = end;
+  }
+}
+
+}  // namespace
+
+VectorUse vector_use(std::string_view body, std::string_view header) {
+  VectorUse use;
+  scan(body, use);
+  scan(header, use);
+  std::sort(use.swizzles.begin(), use.swizzles.end());
+  use.swizzles.erase(std::unique(use.swizzles.begin(), use.swizzles.end()), use.swizzles.end());
+  return use;
+}
+
+std::string swizzle_macro(const std::vector<std::string>& swizzles) {
+  std::string out = "#define KREG_METAL_SWIZZLES(S)";
+  for (const std::string& name : swizzles) {
+    const std::string_view set = component(name[0], "xyzw") >= 0 ? "xyzw" : "rgba";
+    out += " S(";
+    out += name;
+    for (char c : name) {
+      out += ", ";
+      out += static_cast<char>('0' + component(c, set));
+    }
+    out += ')';
+  }
+  out += '\n';
+  return out;
+}
+
+HoistedHeader hoist_includes(std::string_view header) {
+  HoistedHeader out;
+  std::size_t start = 0;
+  while (start < header.size()) {
+    std::size_t end = header.find('\n', start);
+    if (end == std::string_view::npos) end = header.size();
+    const std::string_view line = header.substr(start, end - start);
+    const std::size_t first = line.find_first_not_of(" \t");
+    std::string_view directive =
+        first == std::string_view::npos ? std::string_view() : line.substr(first);
+    if (directive.starts_with("#")) {
+      directive.remove_prefix(1);
+      directive.remove_prefix(std::min(directive.find_first_not_of(" \t"), directive.size()));
+    }
+    if (line.substr(first == std::string_view::npos ? 0 : first).starts_with("#") &&
+        directive.starts_with("include")) {
+      out.includes += line;
+      out.includes += '\n';
+    } else {
+      out.rest += line;
+    }
+    if (end < header.size()) out.rest += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace kreg::custom

@@ -1,0 +1,31 @@
+#pragma once
+// What a custom kernel needs of Metal's vector types: whether its text names one (or a
+// swizzle), and which swizzles, so that the generated source defines only those; and the
+// `#include` lines of a header, which must stay at global scope when the rest of the header
+// moves into the namespace that gives the vector types their Metal names.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kreg::custom {
+
+struct VectorUse {
+  bool any = false;                   // a vector type, `vec<`, or a swizzle
+  std::vector<std::string> swizzles;  // sorted, each once: "xy", "zyx", "rgba" ...
+};
+
+// Scans text as written (comments included: a swizzle named there costs a little compile
+// time, nothing else).
+VectorUse vector_use(std::string_view body, std::string_view header);
+
+// "#define KREG_METAL_SWIZZLES(S) S(xy, 0, 1) ...\n", empty of swizzles when there are none.
+std::string swizzle_macro(const std::vector<std::string>& swizzles);
+
+struct HoistedHeader {
+  std::string includes;  // the `#include` lines, in order
+  std::string rest;      // everything else, the included lines left blank
+};
+HoistedHeader hoist_includes(std::string_view header);
+
+}  // namespace kreg::custom
