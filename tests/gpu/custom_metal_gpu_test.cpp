@@ -1,11 +1,14 @@
 // Metal's memory and SIMD-group surface in custom kernels on the GPU: threadgroup arrays with
 // barriers (with and without threads past the grid), program-scope constant tables and
-// helpers from a <metal_stdlib> header, and SIMD-group scans, shuffles and votes against a
-// lane-by-lane reference. Outputs are poisoned (init_value NaN) so that an unwritten element
-// shows.
+// helpers from a <metal_stdlib> header, SIMD-group scans, shuffles and votes against a
+// lane-by-lane reference, and Metal's vector types (constructors, swizzles read and written,
+// arithmetic, math, loads through cast pointers) against a float64 reference. Outputs are
+// poisoned (init_value NaN) so that an unwritten element shows.
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -161,6 +164,240 @@ TEST_F(CustomMetalGpu, SimdScansShufflesAndVotesLaneByLane) {
     for (int k = 0; k < kColumns; ++k) {
       ASSERT_EQ(got[i * kColumns + k], want[k]) << "element " << i << ", column " << k;
     }
+  }
+}
+
+// Within `rel` of the float64 reference, relative to it, or absolute below 1.
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, double rel) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], rel * std::fmax(1.0, std::fabs(want[i]))) << "element " << i;
+  }
+}
+
+// Runs `body`, which writes `columns` outputs out[i * columns + k] for input a[i], over
+// `a`, and compares each row with `reference(i, row)`, which fills it in float64.
+template <class Reference>
+void expect_rows(const char* name, const std::string& body, const std::vector<float>& a,
+                 int columns, double rel, Reference reference) {
+  const CustomKernel kernel(name, {"a"}, {"out"}, body);
+  const auto n = static_cast<unsigned>(a.size());
+  const std::vector<float> got = run(kernel, a, std::int64_t{columns} * n, n, 128);
+  std::vector<double> want;
+  std::vector<double> row(columns);
+  for (unsigned i = 0; i < n; ++i) {
+    reference(i, row.data());
+    want.insert(want.end(), row.begin(), row.end());
+  }
+  expect_near(got, want, rel);
+}
+
+TEST_F(CustomMetalGpu, VectorConstructorsAndSwizzleReads) {
+  const std::vector<float> a = random(1000, -4, 4);
+  expect_rows("vector_constructors",
+              "uint i = thread_position_in_grid.x;\n"
+              "float x = a[i];\n"
+              "float4 v = float4(x, 1, 2.0f, 3u);\n"
+              "float4 w = float4(v.zw, x, 0);\n"
+              "float3 t = float3(v.x, w.yx);\n"
+              "float4 b = float4(x * 2);\n"
+              "int4 k = int4(float4(x * 3, -x * 3, 2.5f, -2.5f));\n"
+              "float4 c = float4(k);\n"
+              "float2 s = v.wx + v.xx;\n"
+              "float3 u = v.bgr;\n"
+              "out[i * 12 + 0] = w.x;\n"
+              "out[i * 12 + 1] = w.z;\n"
+              "out[i * 12 + 2] = t.y;\n"
+              "out[i * 12 + 3] = t.z;\n"
+              "out[i * 12 + 4] = b.w;\n"
+              "out[i * 12 + 5] = c.x;\n"
+              "out[i * 12 + 6] = c.y;\n"
+              "out[i * 12 + 7] = c.z + 10 * c.w;\n"
+              "out[i * 12 + 8] = s.x;\n"
+              "out[i * 12 + 9] = s.y;\n"
+              "out[i * 12 + 10] = u.x + 10 * u.z;\n"
+              "out[i * 12 + 11] = v[3] + w[2];\n",
+              a, 12, 1e-6, [&](unsigned i, double* row) {
+                const double x = a[i];
+                // int4(float4(...)) truncates toward zero, from the float product.
+                const double values[] = {2,
+                                         x,
+                                         3,
+                                         2,
+                                         2 * x,
+                                         std::trunc(3.0f * a[i]),
+                                         std::trunc(-3.0f * a[i]),
+                                         2 - 20,
+                                         3 + x,
+                                         2 * x,
+                                         2 + 10 * x,
+                                         3 + x};
+                std::copy(std::begin(values), std::end(values), row);
+              });
+}
+
+TEST_F(CustomMetalGpu, VectorSwizzleWrites) {
+  constexpr int kThreads = 256;
+  const std::vector<float> a = random(4 * kThreads, -4, 4);
+  const CustomKernel kernel(
+      "swizzle_writes", {"a"}, {"out"},
+      "uint i = thread_position_in_grid.x;\n"
+      "float4 v = float4(a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3]);\n"
+      "v.xy = v.yx;\n"
+      "v.zw += 1.0f;\n"
+      "v.b *= 2;\n"
+      "v.rgb = v.gbr;\n"
+      "v.w = -v.w;\n"
+      "float4 u = float4(0);\n"
+      "u.zw = v.zw;\n"  // the same swizzle of another vector
+      "u.x = 7;\n"
+      "for (int k = 0; k < 4; ++k) {\n"
+      "  out[8 * i + k] = v[k];\n"
+      "  out[8 * i + 4 + k] = u[k];\n"
+      "}\n");
+  const std::vector<float> got = run(kernel, a, std::int64_t{8} * kThreads, kThreads, 64);
+  std::vector<double> want;
+  for (std::size_t i = 0; i < kThreads; ++i) {
+    const double a0 = a[4 * i];
+    const double a1 = a[4 * i + 1];
+    const double a2 = a[4 * i + 2];
+    const double a3 = a[4 * i + 3];
+    // xy = yx: (a1, a0, a2, a3); zw += 1; b *= 2: (a1, a0, 2(a2 + 1), a3 + 1);
+    // rgb = gbr: (a0, 2(a2 + 1), a1, a3 + 1); w = -w.
+    const double v[4] = {a0, 2 * (a2 + 1), a1, -(a3 + 1)};
+    const double u[4] = {7, 0, v[2], v[3]};
+    want.insert(want.end(), v, v + 4);
+    want.insert(want.end(), u, u + 4);
+  }
+  expect_near(got, want, 1e-6);
+}
+
+TEST_F(CustomMetalGpu, VectorArithmeticAndComparisons) {
+  const std::vector<float> a = random(1000, 0.5f, 4);
+  expect_rows("vector_arithmetic",
+              "uint i = thread_position_in_grid.x;\n"
+              "float x = a[i];\n"
+              "float4 v = float4(x, 2 * x, -x, 1);\n"
+              "float4 w = float4(1, x, 3, x * x);\n"
+              "float4 r = (v + w) * 2.0f - v / w + 1.5f * v - 1;\n"
+              "r += w; r -= 0.25f; r *= float4(1, 2, 3, 4); r /= 2;\n"
+              "r = -r;\n"
+              "bool4 m = v < w;\n"
+              "float4 picked = select(v, w, m);\n"
+              "int4 q = int4(int(i), int(i) + 1, 2 * int(i), 7);\n"
+              "q = (q % 5) * 3 + (q << 2) - (q & 6) + (q ^ 1);\n"
+              "for (int k = 0; k < 4; ++k) {\n"
+              "  out[i * 12 + k] = r[k];\n"
+              "  out[i * 12 + 4 + k] = picked[k];\n"
+              "  out[i * 12 + 8 + k] = float(q[k]);\n"
+              "}\n",
+              a, 12, 1e-5, [&](unsigned i, double* row) {
+                const double x = a[i];
+                const double v[4] = {x, 2 * x, -x, 1};
+                const double w[4] = {1, x, 3, x * x};
+                const int n = static_cast<int>(i);
+                const int q0[4] = {n, n + 1, 2 * n, 7};
+                for (int k = 0; k < 4; ++k) {
+                  const double r = (v[k] + w[k]) * 2 - v[k] / w[k] + 1.5 * v[k] - 1;
+                  row[k] = -((r + w[k] - 0.25) * (k + 1) / 2);
+                  // Metal compares the float values; x * x rounds in float first.
+                  const float wf = k == 3 ? a[i] * a[i] : static_cast<float>(w[k]);
+                  row[4 + k] = static_cast<float>(v[k]) < wf ? wf : v[k];
+                  const int q = q0[k];
+                  row[8 + k] = (q % 5) * 3 + (q << 2) - (q & 6) + (q ^ 1);
+                }
+              });
+}
+
+TEST_F(CustomMetalGpu, VectorLoadsAndStoresThroughCastPointers) {
+  constexpr int kVectors = 1024;
+  const std::vector<float> a = small_integers(4 * kVectors);
+  const CustomKernel float4s("float4_copy", {"a"}, {"out"},
+                             "uint i = thread_position_in_grid.x;\n"
+                             "float4 v = ((const device float4*)a)[i];\n"
+                             "((device float4*)out)[i] = v.wzyx * 2.0f + float4(0, 1, 2, 3);\n");
+  const std::vector<float> got = run(float4s, a, std::int64_t{4} * kVectors, kVectors, 128);
+  for (int i = 0; i < kVectors; ++i) {
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_EQ(got[4 * i + k], 2 * a[4 * i + 3 - k] + k) << "vector " << i << ", " << k;
+    }
+  }
+  const CustomKernel float3s("float3_read", {"a"}, {"out"},
+                             "uint i = thread_position_in_grid.x;\n"
+                             "const device float3* p = (const device float3*)a;\n"
+                             "float3 v = p[i];\n"
+                             "out[i] = v.x + 10 * v.z + 100 * float(sizeof(float3));\n");
+  const std::vector<float> three = run(float3s, a, kVectors, kVectors, 128);
+  for (std::size_t i = 0; i < kVectors; ++i) {
+    ASSERT_EQ(three[i], a[4 * i] + 10 * a[4 * i + 2] + 1600) << "vector " << i;
+  }
+}
+
+TEST_F(CustomMetalGpu, VectorMathAndGeometry) {
+  const std::vector<float> a = random(1000, -2, 2);
+  expect_rows("vector_math",
+              "uint i = thread_position_in_grid.x;\n"
+              "float4 v = float4(a[i], a[i] * 0.5f - 1, 2, -a[i]);\n"
+              "float3 d = v.xyz;\n"
+              "out[i * 8 + 0] = dot(v, v);\n"
+              "out[i * 8 + 1] = length(d);\n"
+              "out[i * 8 + 2] = normalize(d).y;\n"
+              "out[i * 8 + 3] = cross(d, float3(0, 0, 1)).x;\n"
+              "out[i * 8 + 4] = clamp(v, -1.0f, 1.0f).w;\n"
+              "out[i * 8 + 5] = max(v, 0.5f).y + min(v, float4(1)).x;\n"
+              "out[i * 8 + 6] = exp(v).y;\n"
+              "out[i * 8 + 7] = distance(v.xy, float2(1, 2));\n",
+              a, 8, 1e-5, [&](unsigned i, double* row) {
+                const double x = a[i];
+                const double v[4] = {x, x * 0.5 - 1, 2, -x};
+                const double len3 = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+                const double values[] = {v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3],
+                                         len3,
+                                         v[1] / len3,
+                                         v[1],
+                                         std::fmin(std::fmax(v[3], -1.0), 1.0),
+                                         std::fmax(v[1], 0.5) + std::fmin(v[0], 1.0),
+                                         std::exp(v[1]),
+                                         std::hypot(v[0] - 1, v[1] - 2)};
+                std::copy(std::begin(values), std::end(values), row);
+              });
+}
+
+TEST_F(CustomMetalGpu, ThreadPositionsAsMetalVectors) {
+  constexpr unsigned kWidth = 37;
+  constexpr unsigned kHeight = 5;
+  const CustomKernel kernel(
+      "positions", {"a"}, {"out"},
+      "uint3 pos = thread_position_in_grid;\n"
+      "uint2 xy = pos.xy;\n"
+      "uint3 size = threads_per_grid;\n"
+      "out[pos.y * size.x + pos.x] =\n"
+      "    float(xy.x * 1000 + xy.y) + float(uint2(pos.yx).y == xy.x) + a[0];\n");
+  ApplyOptions options;
+  options.init_value = kNaN;
+  const std::vector<Array> out =
+      kernel.apply({Array::from_data(std::vector<float>{0.0f}, {1})},
+                   {OutputSpec{{std::int64_t{kWidth} * kHeight}, Dtype::Float32}},
+                   Dim3{kWidth, kHeight}, Dim3{16, 4}, options);
+  const std::vector<float> got = out[0].to_vector<float>();
+  for (unsigned y = 0; y < kHeight; ++y) {
+    for (unsigned x = 0; x < kWidth; ++x) {
+      ASSERT_EQ(got[y * kWidth + x], static_cast<float>(x * 1000 + y + 1)) << x << ", " << y;
+    }
+  }
+}
+
+TEST_F(CustomMetalGpu, HalfVectorsRoundEachComponent) {
+  constexpr int kVectors = 256;
+  const std::vector<float> a = random(4 * kVectors, -4, 4);
+  const CustomKernel kernel("half_vectors", {"a"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "half4 h = half4(((const device float4*)a)[i]);\n"
+                            "((device float4*)out)[i] = float4(h * h);\n");
+  const std::vector<float> got = run(kernel, a, std::int64_t{4} * kVectors, kVectors, 64);
+  for (int i = 0; i < 4 * kVectors; ++i) {
+    const float h = static_cast<float>(kreg::half(a[i]));
+    ASSERT_EQ(got[i], static_cast<float>(kreg::half(h * h))) << "element " << i;
   }
 }
 
