@@ -163,17 +163,17 @@ Generated generate(const KernelSpec& spec) {
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
   if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
+  // Metal's `half` and `half2`, unless the kernel brings the toolkit's headers, whose
+  // cuda_fp16.h has a `half` and a `half2` of its own.
+  const bool toolkit = spec.header.find("#include <cuda") != std::string_view::npos ||
+                       spec.header.find("#include \"cuda") != std::string_view::npos;
   if (vectors.any) {
     out += swizzle_macro(vectors.swizzles);
     out += "#include <kreg/device/custom_vector.cuh>\n";
-    if (float16) out += "#include <kreg/device/custom_vector_float16.cuh>\n";
+    if (float16 && !toolkit) out += "#include <kreg/device/custom_vector_float16.cuh>\n";
     if (vector_math) out += "#include <kreg/device/custom_vector_math.cuh>\n";
   }
-  // Metal's `half`, unless the kernel brings the toolkit's headers, whose cuda_fp16.h has a
-  // `half` of its own.
-  if (float16 && (names(spec.body, "half") || names(spec.header, "half")) &&
-      spec.header.find("#include <cuda") == std::string_view::npos &&
-      spec.header.find("#include \"cuda") == std::string_view::npos) {
+  if (float16 && !toolkit && (names(spec.body, "half") || names(spec.header, "half"))) {
     out += "typedef kreg::half half;\n";
   }
   // With vectors, the header and the kernel are in the namespace where the Metal names of

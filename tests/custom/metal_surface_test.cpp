@@ -289,6 +289,17 @@ TEST(MetalVectors, HalfVectorsAndHeaderHelpers) {
             "");
 }
 
+// Code written for CUDA's vectors keeps working beside Metal's: the toolkit's half2 stays,
+// and its float2 converts to and from Metal's.
+TEST(MetalVectors, CudaVectorsFromTheToolkitHeaders) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "half2 h = __floats2half2_rn(a[i], 1.0f);\n"
+                          "float2 f = __half22float2(h);\n"
+                          "out[i] = (f * 2.0f).x + f.y;\n",
+                          "#include <cuda_fp16.h>\n"),
+            "");
+}
+
 TEST(MetalVectorsText, ScansTypesAndSwizzles) {
   using custom::vector_use;
   EXPECT_FALSE(vector_use("out[i] = a[i] * 4; float x4 = 1; int float5 = 2;", "").any);
@@ -332,6 +343,12 @@ TEST(MetalVectorsCodegen, OnlyKernelsWithVectorsMoveIntoTheNamespace) {
 
   spec.body = "float4 v = float4(a[0]); out[0] = dot(v, v);";
   EXPECT_TRUE(contains(custom::generate(spec).source, "custom_vector_math"));
+
+  // Metal's half vectors, unless a header brings cuda_fp16.h and its own half2.
+  spec.body = "half2 h = half2(a[0], 1.0f); out[0] = float(h.x);";
+  EXPECT_TRUE(contains(custom::generate(spec).source, "custom_vector_float16"));
+  spec.header = "#include <cuda_fp16.h>\n";
+  EXPECT_FALSE(contains(custom::generate(spec).source, "custom_vector_float16"));
 }
 
 TEST(MetalSurfaceCodegen, DefaultDeviceAndHalfOnlyWhereTheyApply) {
