@@ -7,7 +7,8 @@
 #   owned by a layer it may use. src/ and include/ themselves are not on its include path,
 #   so an include that points up or sideways is "No such file or directory".
 # - Only the layers that talk to the driver or NVRTC (cuda, compiler) see the CUDA toolkit's
-#   headers.
+#   headers; the others' views hold headers of those names that are an #error, in case the
+#   toolkit is also on the compiler's default include path.
 # - With KREG_LAYER_LINK_CHECK, each layer is also linked into a shared library of its own
 #   with --no-undefined, against the check libraries of the layers it uses and nothing else:
 #   a call into a higher layer through a public header (which every layer may declare) is
@@ -70,6 +71,15 @@ function(kreg_layer target)
                                                       ${KREG_DLPACK_INCLUDE_DIR})
   if(arg_TOOLKIT)
     target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  else()
+    # Where the toolkit's headers also sit on the compiler's default path (/usr/local/include
+    # on some machines), leaving its folder out is not enough: the view answers for them first.
+    foreach(toolkit_header cuda.h cuda_runtime.h cuda_runtime_api.h cudaTypedefs.h nvrtc.h
+                           driver_types.h vector_types.h cuda_fp16.h cuda_bf16.h)
+      file(WRITE ${view}/${toolkit_header}
+           "#error \"layer ${target} may not include the CUDA toolkit's ${toolkit_header}: "
+           "only the cuda and compiler layers see the toolkit (docs/architecture.md)\"\n")
+    endforeach()
   endif()
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_compile_definitions(${target} PRIVATE ${KREG_LAYER_DEFINITIONS})

@@ -11,7 +11,6 @@
 #include "cuda/capture.hpp"
 #include "cuda/device.hpp"
 #include "cuda/kernel_factory.hpp"
-#include "cuda/launch_context.hpp"
 #include "cuda/library.hpp"
 #include "registry/key_coverage.hpp"
 #include "registry/manifest.hpp"
@@ -234,8 +233,8 @@ const std::shared_ptr<const cuda::LaunchContext>& RegistryImpl::launch_context()
     }
   }
   if (!launch_) {
+    if (device_arch_.empty()) device_arch_ = cuda::device_info(options_.device).arch();
     launch_ = make_launch_context(options_.device, nvtx_);
-    device_arch_ = launch_->device->info().arch();
   }
   return launch_;
 }
