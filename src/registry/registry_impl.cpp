@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 namespace kreg::registry {
 namespace {
@@ -244,8 +245,12 @@ std::string RegistryImpl::start_device() {
   if (device_arch_.empty()) {
     device_arch_ = cuda::device_info(options_.device).arch();  // cuInit; NoDevice without one
     if (!launch_ && !pending_launch_.valid()) {
-      pending_launch_ =
-          std::async(std::launch::async, make_launch_context_beside, options_.device, nvtx_);
+      try {
+        pending_launch_ =
+            std::async(std::launch::async, make_launch_context_beside, options_.device, nvtx_);
+      } catch (const std::system_error&) {
+        // No thread to spare: launch_context() makes the context itself.
+      }
     }
   }
   return device_arch_;
