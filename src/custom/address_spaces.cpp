@@ -1,19 +1,9 @@
 #include "custom/address_spaces.hpp"
 
+#include "custom/text_scan.hpp"
+
 namespace kreg::custom {
 namespace {
-
-constexpr bool ident_start(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-constexpr bool ident_char(char c) noexcept {
-  return ident_start(c) || (c >= '0' && c <= '9');
-}
-
-constexpr bool space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
 
 enum class Word : unsigned char { None, Device, Constant, Thread, Threadgroup };
 
@@ -54,26 +44,6 @@ Declared declared_after(std::string_view text, std::size_t at) {
     if (c == ';' || c == '[' || c == '=' || c == ',' || c == ')' || c == '(' || c == '{') return d;
   }
   return d;
-}
-
-// The end of the comment or literal starting at `i`, or `i` if none starts there.
-std::size_t skip_inert(std::string_view text, std::size_t i) {
-  const char c = text[i];
-  const char next = i + 1 < text.size() ? text[i + 1] : '\0';
-  if (c == '/' && next == '/') {
-    const std::size_t end = text.find('\n', i);
-    return end == std::string_view::npos ? text.size() : end;
-  }
-  if (c == '/' && next == '*') {
-    const std::size_t end = text.find("*/", i + 2);
-    return end == std::string_view::npos ? text.size() : end + 2;
-  }
-  if (c == '"' || c == '\'') {
-    std::size_t j = i + 1;
-    while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
-    return j < text.size() ? j + 1 : text.size();
-  }
-  return i;
 }
 
 // Whether the declaration the word at `at` starts in says `constexpr` before the word

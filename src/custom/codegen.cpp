@@ -2,6 +2,7 @@
 
 #include "custom/address_spaces.hpp"
 #include "custom/names.hpp"
+#include "custom/ternaries.hpp"
 #include "custom/vectors.hpp"
 
 #include <algorithm>
@@ -125,7 +126,8 @@ Generated generate(const KernelSpec& spec) {
            spec.header.find(word) != std::string_view::npos;
   };
   const bool atomics = spec.atomic_outputs || uses("atomic") || uses("memory_order");
-  const bool simd = uses("simd_");
+  const bool matrices = uses("simdgroup_matrix") || uses("8x8");
+  const bool simd = uses("simd_") || matrices;
   const bool barriers = uses("barrier") || uses("mem_flags");
   const auto names_any = [&](std::span<const std::string_view> words) {
     return std::any_of(words.begin(), words.end(), [&](std::string_view word) {
@@ -148,15 +150,29 @@ Generated generate(const KernelSpec& spec) {
   bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16") ||
                  (vectors.any && uses("bfloat"));
   const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
-  for (const InputSpec& input : spec.inputs) float16 = float16 || is_16(input.dtype);
-  for (const auto& output : spec.outputs) float16 = float16 || is_16(output.second);
+  bool typed16 = uses("half") || uses("bfloat") || uses("float16");
+  for (const InputSpec& input : spec.inputs) typed16 = typed16 || is_16(input.dtype);
+  for (const auto& output : spec.outputs) typed16 = typed16 || is_16(output.second);
   for (const auto& arg : spec.template_args) {
-    if (const auto* d = std::get_if<Dtype>(&arg.second)) float16 = float16 || is_16(*d);
+    if (const auto* d = std::get_if<Dtype>(&arg.second)) typed16 = typed16 || is_16(*d);
+  }
+  float16 = float16 || typed16;
+  // Bodies written for MLX's cuda_kernel use cooperative groups, which MLX's preamble brings
+  // with `namespace cg`. The toolkit header costs compile time, so only they get it.
+  const bool groups = names(spec.body, "cooperative_groups") ||
+                      names(spec.header, "cooperative_groups") ||
+                      names_before(spec.body, "cg", "::");
+  if (groups && spec.header.find("<cooperative_groups.h>") == std::string_view::npos) {
+    out += "#include <cooperative_groups.h>\n";
+  }
+  if (groups && spec.header.find("namespace cg") == std::string_view::npos) {
+    out += "namespace cg = cooperative_groups;\n";
   }
   out += "#include <kreg/device/custom_types.cuh>\n";
   if (float16) out += "#include <kreg/device/custom_float16.cuh>\n";
   if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
   if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";
+  if (matrices) out += "#include <kreg/device/custom_simdgroup_matrix.cuh>\n";
   if (atomics) out += "#include <kreg/device/custom_atomic.cuh>\n";
   if (math) out += "#include <kreg/device/custom_math.cuh>\n";
   if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
@@ -167,6 +183,13 @@ Generated generate(const KernelSpec& spec) {
   // cuda_fp16.h has a `half` and a `half2` of its own.
   const bool toolkit = spec.header.find("#include <cuda") != std::string_view::npos ||
                        spec.header.find("#include \"cuda") != std::string_view::npos;
+  // Conditionals that mix kreg's 16-bit floats with float are ambiguous in C++ (ternaries.hpp).
+  const bool ternaries = typed16 && !toolkit && uses("?");
+  if (ternaries) out += "#include <kreg/device/custom_ternary.cuh>\n";
+  const auto rewrite = [ternaries](std::string_view text, TextScope scope) {
+    std::string rewritten = rewrite_address_spaces(text, scope);
+    return ternaries ? rewrite_ternaries(rewritten) : rewritten;
+  };
   if (vectors.any) {
     out += swizzle_macro(vectors.swizzles);
     out += "#include <kreg/device/custom_vector.cuh>\n";
@@ -184,11 +207,16 @@ Generated generate(const KernelSpec& spec) {
     out += "namespace ";
     out += kVectorScope;
     out += " {\n";
-    out += rewrite_address_spaces(hoisted.rest, TextScope::Program);
+    out += rewrite(hoisted.rest, TextScope::Program);
     if (!hoisted.rest.empty() && hoisted.rest.back() != '\n') out += '\n';
   } else if (!spec.header.empty()) {
-    out += rewrite_address_spaces(spec.header, TextScope::Program);
+    out += rewrite(spec.header, TextScope::Program);
     if (spec.header.back() != '\n') out += '\n';
+  }
+  // MLX's CUDA preamble defines WARP_SIZE; a body that names it without defining it gets it.
+  if (names(spec.body, "WARP_SIZE") && !names(spec.header, "WARP_SIZE") &&
+      spec.body.find("define WARP_SIZE") == std::string_view::npos) {
+    out += "#define WARP_SIZE 32\n";
   }
   out += '\n';
 
@@ -290,7 +318,7 @@ Generated generate(const KernelSpec& spec) {
   }
   out += declarations;
   out += "  // body\n";
-  out += rewrite_address_spaces(spec.body, TextScope::Function);
+  out += rewrite(spec.body, TextScope::Function);
   if (spec.body.empty() || spec.body.back() != '\n') out += '\n';
   out += "}\n";
   if (vectors.any) {

@@ -80,8 +80,8 @@ void check_launch(const std::string& kernel, Dim3 grid, Dim3 group) {
   }
 }
 
-custom::InputKind kind_of(const Array& input) {
-  if (input.ndim() == 0) return custom::InputKind::Scalar;
+custom::InputKind kind_of(const Array& input, bool subscripted) {
+  if (input.ndim() == 0 && !subscripted) return custom::InputKind::Scalar;
   const std::int64_t n = input.size();
   return n > 0 && n < 8 ? custom::InputKind::Small : custom::InputKind::Pointer;
 }
@@ -126,6 +126,9 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   }
   state_->body = std::move(source);
   state_->options = std::move(options);
+  for (const std::string& input : state_->input_names) {
+    state_->subscripted.push_back(custom::indexes(state_->body, input));
+  }
   // Creating the registry starts NVRTC in the background, so that the first eval finds
   // the compiler warm when the program does other work before it. Without a driver there
   // is no eval to prepare for.
@@ -172,8 +175,9 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
   // The variant key: whatever changes the generated source besides the fixed definition.
   std::string key;
   key.reserve(4 * inputs.size() + 2 * outputs.size() + 16 * options.template_args.size());
-  for (const Array& input : inputs) {
-    const custom::InputKind kind = kind_of(input);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Array& input = inputs[i];
+    const custom::InputKind kind = kind_of(input, state.subscripted[i]);
     key += static_cast<char>('a' + static_cast<int>(kind));
     key += static_cast<char>('A' + static_cast<int>(input.dtype()));
     if (kind == custom::InputKind::Small) key += static_cast<char>('0' + input.size());
@@ -207,8 +211,8 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
   spec.atomic_outputs = state.options.atomic_outputs;
   spec.template_args = options.template_args;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    spec.inputs.push_back(
-        {state.input_names[i], inputs[i].dtype(), kind_of(inputs[i]), inputs[i].size()});
+    spec.inputs.push_back({state.input_names[i], inputs[i].dtype(),
+                           kind_of(inputs[i], state.subscripted[i]), inputs[i].size()});
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     spec.outputs.emplace_back(state.output_names[i], outputs[i].dtype);

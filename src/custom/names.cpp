@@ -93,6 +93,18 @@ bool names(std::string_view text, std::string_view word) noexcept {
   return false;
 }
 
+bool indexes(std::string_view text, std::string_view word) noexcept {
+  if (word.empty()) return false;
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    if (at > 0 && identifier_char(text[at - 1])) continue;
+    std::size_t end = at + word.size();
+    while (end < text.size() && (text[end] == ' ' || text[end] == '\t')) ++end;
+    if (end < text.size() && text[end] == '[') return true;
+  }
+  return false;
+}
+
 void check_name(std::string_view name, std::string_view role, std::string_view kernel) {
   if (!is_identifier(name)) reject(kernel, role, name, "is not a C++ identifier");
   if (name.starts_with("__") || name.starts_with("kreg")) {

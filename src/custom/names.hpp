@@ -23,6 +23,9 @@ bool is_identifier(std::string_view name) noexcept;
 // not in "a_shapes" or "my_a_shape".
 bool names(std::string_view text, std::string_view word) noexcept;
 
+// Whether `text` subscripts `word`: the whole identifier, then blanks, then `[` ("d[0]").
+bool indexes(std::string_view text, std::string_view word) noexcept;
+
 // Throws InvalidArgument unless `name` can be a parameter or template parameter: an
 // identifier that is not a C++ keyword, not reserved (`__x`, `kreg...`), and not a name
 // the preamble or the generated code defines. `role` says what it is ("input", ...).

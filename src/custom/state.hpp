@@ -49,6 +49,9 @@ struct CustomKernelState {
   std::vector<std::string> output_whats;
   std::string body;
   CustomKernelOptions options;
+  // Per input: whether the body subscripts it. A 0-d input it subscripts ("d[0]", as MLX's
+  // CUDA kernels read scalars) is passed as a one-element array instead of a plain value.
+  std::vector<bool> subscripted;
 
   std::mutex mutex;  // guards variants
   std::vector<std::shared_ptr<custom::Variant>> variants;

@@ -1,12 +1,15 @@
 // The parts of Metal that real metal_kernel bodies use beyond its math: address-space words,
 // threadgroup arrays, <metal_stdlib>, helpers without __device__, SIMD-group scans and votes,
-// atomics under metal::, `half`, and Metal's vector types. The rewriting is checked as text; each
+// atomics under metal::, `half`, conditionals mixing `half` and `float`, and Metal's vector
+// types. The rewriting is checked as text; each
 // construct also compiles through CustomKernel with NVRTC for sm_90. Needs no GPU.
 #include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
+#include "custom/ternaries.hpp"
 #include "custom/vectors.hpp"
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -366,6 +369,135 @@ TEST(MetalSurfaceCodegen, DefaultDeviceAndHalfOnlyWhereTheyApply) {
   // A header that brings cuda_fp16.h has its own `half`.
   spec.header = "#include <cuda_fp16.h>\n";
   EXPECT_FALSE(contains(custom::generate(spec).source, "typedef kreg::half half;"));
+}
+
+std::string wrapped(std::string_view operand, std::string_view other) {
+  return "::kreg::detail::ternary_operand<decltype((" + std::string(other) + "))>((" +
+         std::string(operand) + "))";
+}
+
+TEST(Ternaries, BothOperandsPassThroughTheHelper) {
+  using custom::rewrite_ternaries;
+  EXPECT_EQ(rewrite_ternaries("x = c ? f : h;"),
+            "x = c ? " + wrapped(" f ", " h") + " : " + wrapped(" h", " f ") + ";");
+  // The third operand ends at a comma, a closing bracket, or the `:` of an enclosing one.
+  EXPECT_EQ(rewrite_ternaries("g(c ? a : b, d)"),
+            "g(c ? " + wrapped(" a ", " b") + " : " + wrapped(" b", " a ") + ", d)");
+  EXPECT_EQ(rewrite_ternaries("(c?a:b)+1"),
+            "(c? " + wrapped("a", "b") + " : " + wrapped("b", "a") + ")+1");
+  // Scope operators are not the colon, and calls inside an operand stay whole.
+  EXPECT_EQ(rewrite_ternaries("c ? metal::max(a, b) : k::v;"),
+            "c ? " + wrapped(" metal::max(a, b) ", " k::v") + " : " +
+                wrapped(" k::v", " metal::max(a, b) ") + ";");
+}
+
+TEST(Ternaries, NestedConditionalsAreRewrittenInside) {
+  using custom::rewrite_ternaries;
+  const std::string inner = "b ? " + wrapped(" x ", " y ") + " : " + wrapped(" y ", " x ");
+  EXPECT_EQ(rewrite_ternaries("r = a ? b ? x : y : z;"),
+            "r = a ? " + wrapped(" " + inner, " z") + " : " + wrapped(" z", " " + inner) + ";");
+  const std::string tail = "b ? " + wrapped(" y ", " z") + " : " + wrapped(" z", " y ");
+  EXPECT_EQ(rewrite_ternaries("r = a ? x : b ? y : z;"),
+            "r = a ? " + wrapped(" x ", " " + tail) + " : " + wrapped(" " + tail, " x ") + ";");
+}
+
+TEST(Ternaries, LineBreaksStayAndCommentsLeaveTheDecltype) {
+  const std::string text = "r = c ? a // first\n : b;\nnext();";
+  const std::string rewritten = custom::rewrite_ternaries(text);
+  EXPECT_EQ(std::count(rewritten.begin(), rewritten.end(), '\n'), 2);
+  EXPECT_TRUE(contains(rewritten, "decltype(( a    ))"));  // the comment is a blank there
+  EXPECT_TRUE(contains(rewritten, "next();"));
+}
+
+TEST(Ternaries, TextWithoutConditionalsStays) {
+  const std::vector<std::string> untouched = {
+      "out[i] = a[i];",
+      "// is it? yes: it is\n",
+      "const char* s = \"a ? b : c\"; char q = '?';",
+      "#define PICK(c, a, b) ((c) ? (a) : (b))\nint k;",
+      "x = y ? z;",  // no colon: left for the compiler to report
+  };
+  for (const std::string& text : untouched) EXPECT_EQ(custom::rewrite_ternaries(text), text);
+}
+
+TEST(MetalSurface, ConditionalsMixingHalfAndFloat) {
+  const std::vector<Array> halves = {Array::from_data(std::vector<half>(256, half(0.5f)), {256})};
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "half h = a[i];\n"
+                          "float f = 2.0f;\n"
+                          "float r = i % 2 ? f : h;\n"
+                          "half s = i % 3 ? h : 0.5f;\n"
+                          "half t = i % 5 ? h : 0;\n"
+                          "auto u = i % 7 == 0 ? h : i % 7 == 1 ? 1.0f : h * h;\n"
+                          "bfloat16_t b = bfloat16_t(f);\n"
+                          "float v = i & 1 ? h : b;\n"
+                          "half& w = i ? h : s;\n"
+                          "w = 1;\n"
+                          "out[i] = r + s + t + u + v;\n",
+                          "", halves),
+            "");
+  // In a helper of the header too.
+  EXPECT_EQ(compile_error("out[thread_position_in_grid.x] = pick(a[thread_position_in_grid.x]);",
+                          "float pick(half h) { return h > 0 ? h : 0.0f; }\n", halves),
+            "");
+}
+
+TEST(MetalSurfaceCodegen, ConditionalsAreRewrittenOnlyWith16BitFloats) {
+  custom::KernelSpec spec = copy_spec(Dtype::Float32);
+  spec.body = "out[0] = a[0] > 0 ? a[0] : 0.0f;";
+  EXPECT_FALSE(contains(custom::generate(spec).source, "ternary_operand"));
+  spec.body = "half h = a[0]; out[0] = h > 0 ? h : 0.0f;";
+  const std::string rewritten = custom::generate(spec).source;
+  EXPECT_TRUE(contains(rewritten, "#include <kreg/device/custom_ternary.cuh>"));
+  EXPECT_TRUE(contains(rewritten, "ternary_operand"));
+}
+
+TEST(MetalSurface, SimdgroupMatrices) {
+  EXPECT_EQ(compile_error("uint lane = thread_index_in_simdgroup;\n"
+                          "simdgroup_half8x8 h;\n"
+                          "simdgroup_load(h, a, 8, ulong2(0, 0), true);\n"
+                          "metal::simdgroup_matrix<float, 8, 8> f = simdgroup_float8x8(0);\n"
+                          "simdgroup_multiply_accumulate(f, h, h, f);\n"
+                          "simdgroup_multiply(f, f, h);\n"
+                          "threadgroup float tile[64];\n"
+                          "simdgroup_store(f, tile, 8);\n"
+                          "out[lane] = tile[lane] + f.thread_elements()[1];\n",
+                          "#include <metal_simdgroup_matrix>\nusing namespace metal;\n"),
+            "");
+  // Without vector types.
+  EXPECT_EQ(compile_error("simdgroup_bfloat8x8 m = make_filled_simdgroup_matrix<bfloat16_t, 8, "
+                          "8>(1);\nsimdgroup_store(m, out, 16);\n"),
+            "");
+}
+
+TEST(MetalSurface, UsingNamespaceMetalAlone) {
+  EXPECT_EQ(compile_error("using namespace metal;\nout[thread_position_in_grid.x] = 1;"), "");
+}
+
+TEST(MetalSurface, BodiesWrittenForMlxCudaKernels) {
+  std::vector<Array> inputs = {floats(), Array::from_data(std::vector<float>{2.0f}, {})};
+  CustomKernelOptions options;
+  const CustomKernel kernel(
+      "cuda_style", {"a", "d"}, {"out"},
+      "auto elem = cooperative_groups::this_grid().thread_rank();\n"
+      "auto block = cg::this_thread_block();\n"
+      "auto loc = elem_to_loc(elem, a_shape.data(), a_strides.data(), a_ndim);\n"
+      "out[elem] = a[loc] * d[0] + WARP_SIZE + block.thread_rank();\n",
+      options);
+  EXPECT_EQ(custom_compile_error(kernel, inputs, {OutputSpec{{256}, Dtype::Float32}}), "");
+}
+
+TEST(MetalSurfaceCodegen, AScalarTheBodySubscriptsIsAOneElementArray) {
+  const auto source = [](const std::string& body) {
+    const CustomKernel kernel("scalar", {"a", "d"}, {"out"}, body);
+    return kernel.generated_source({floats(), Array::from_data(std::vector<float>{2.0f}, {})},
+                                   {OutputSpec{{256}, Dtype::Float32}});
+  };
+  EXPECT_TRUE(contains(source("out[0] = a[0] * d;"), "const float d"));
+  EXPECT_TRUE(contains(source("out[0] = a[0] * d [0];"), "const kreg::value_array<float, 1> d"));
+  // Naming another word that ends in d does not count.
+  EXPECT_TRUE(
+      contains(source("float bd[2] = {1, 2}; out[0] = a[0] * d * bd[1];"), "const float d"));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Metal's memory and SIMD-group surface in custom kernels on the GPU: threadgroup arrays with
 // barriers (with and without threads past the grid), program-scope constant tables and
 // helpers from a <metal_stdlib> header, SIMD-group scans, shuffles and votes against a
-// lane-by-lane reference, and Metal's vector types (constructors, swizzles read and written,
-// arithmetic, math, loads through cast pointers) against a float64 reference. Outputs are
+// lane-by-lane reference, Metal's vector types (constructors, swizzles read and written,
+// arithmetic, math, loads through cast pointers) and simdgroup matrices against a float64
+// reference, and a body written for MLX's cuda_kernel. Outputs are
 // poisoned (init_value NaN) so that an unwritten element shows.
 #include "test_support.hpp"
 
@@ -398,6 +399,174 @@ TEST_F(CustomMetalGpu, HalfVectorsRoundEachComponent) {
   for (int i = 0; i < 4 * kVectors; ++i) {
     const float h = static_cast<float>(kreg::half(a[i]));
     ASSERT_EQ(got[i], static_cast<float>(kreg::half(h * h))) << "element " << i;
+  }
+}
+
+// Metal's usual arithmetic conversions in conditionals: a `half` meets a `float` as a float,
+// an integer meets a `half` as a half, and same-typed operands stay as they are.
+TEST_F(CustomMetalGpu, ConditionalsMixingHalfAndFloat) {
+  constexpr int kN = 1024;
+  const std::vector<float> a = random(kN, -8, 8);
+  const CustomKernel kernel("mixed_conditionals", {"a"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "half h = half(a[i]);\n"
+                            "float f = a[i] * 3.0f;\n"
+                            "switch (i % 4) {\n"
+                            "  case 0: out[i] = i % 8 == 0 ? f : h; break;\n"
+                            "  case 1: out[i] = h > 0 ? h : 0.25f; break;\n"
+                            "  case 2: { half z = h < 0 ? h : 2; out[i] = z * z; break; }\n"
+                            "  default: { auto w = i % 8 == 3 ? h : f; out[i] = w / 3.0f; }\n"
+                            "}\n");
+  const std::vector<float> got = run(kernel, a, kN, kN, 128);
+  for (int i = 0; i < kN; ++i) {
+    const auto h = static_cast<float>(kreg::half(a[i]));
+    const float f = a[i] * 3.0f;
+    float want = 0;
+    switch (i % 4) {
+      case 0: want = i % 8 == 0 ? f : h; break;
+      case 1: want = h > 0 ? h : 0.25f; break;
+      case 2: {
+        const float z = h < 0 ? h : 2.0f;
+        want = static_cast<float>(kreg::half(z * z));
+        break;
+      }
+      default: want = (i % 8 == 3 ? h : f) / 3.0f;  // `w` is a float, not a half
+    }
+    ASSERT_EQ(got[i], want) << "element " << i;
+  }
+}
+
+// Metal's simdgroup_matrix: four SIMD-groups each compute one 8x8 tile of a 16x16 product
+// A * B plus 0.5 on each tile's diagonal, over two steps of k, against a float64 reference.
+TEST_F(CustomMetalGpu, SimdgroupMatricesMultiplyTiles) {
+  constexpr int kN = 16;
+  const std::vector<float> a = random(kN * kN, -2, 2);
+  const std::vector<float> b = random(kN * kN, -2, 2);
+  const CustomKernel kernel("tiles", {"a", "b"}, {"c"},
+                            "uint sg = simdgroup_index_in_threadgroup;\n"
+                            "uint row = (sg / 2) * 8, col = (sg % 2) * 8;\n"
+                            "simdgroup_float8x8 acc = simdgroup_float8x8(0.5f);\n"
+                            "simdgroup_float8x8 x, y;\n"
+                            "for (uint k = 0; k < 16; k += 8) {\n"
+                            "  simdgroup_load(x, a + row * 16 + k, 16);\n"
+                            "  simdgroup_load(y, b, 16, ulong2(col, k));\n"
+                            "  simdgroup_multiply_accumulate(acc, x, y, acc);\n"
+                            "}\n"
+                            "simdgroup_store(acc, c + row * 16 + col, 16);\n");
+  ApplyOptions options;
+  options.init_value = kNaN;
+  const std::vector<Array> out =
+      kernel.apply({Array::from_data(a, {kN, kN}), Array::from_data(b, {kN, kN})},
+                   {OutputSpec{{kN, kN}, Dtype::Float32}}, Dim3{128}, Dim3{128}, options);
+  const std::vector<float> got = out[0].to_vector<float>();
+  std::vector<double> want(kN * kN);
+  for (int i = 0; i < kN; ++i) {
+    for (int j = 0; j < kN; ++j) {
+      double sum = i % 8 == j % 8 ? 0.5 : 0.0;  // each tile starts from 0.5 I
+      for (int k = 0; k < kN; ++k) sum += double(a[i * kN + k]) * b[k * kN + j];
+      want[i * kN + j] = sum;
+    }
+  }
+  expect_near(got, want, 1e-5);
+}
+
+// Each lane holds the elements Metal's hardware gives it; transposed loads and stores, an
+// origin, a filled matrix and simdgroup_multiply.
+TEST_F(CustomMetalGpu, SimdgroupMatrixLayoutTransposeAndOrigin) {
+  constexpr int kN = 16;
+  std::vector<float> a(kN * kN);
+  for (int i = 0; i < kN * kN; ++i) a[i] = static_cast<float>(i);
+  const CustomKernel kernel(
+      "matrix_layout", {"a"}, {"out"},
+      "uint lane = thread_index_in_simdgroup;\n"
+      "simdgroup_float8x8 m;\n"
+      "simdgroup_load(m, a, 16);\n"
+      "out[lane * 2] = m.thread_elements()[0];\n"
+      "out[lane * 2 + 1] = m.thread_elements()[1];\n"
+      "simdgroup_float8x8 t;\n"
+      "simdgroup_load(t, a, 16, ulong2(8, 0), true);\n"  // the transpose of a[0:8, 8:16]
+      "simdgroup_store(t, out + 64, 8);\n"
+      "simdgroup_store(m, out + 128, 8, ulong2(0, 0), true);\n"
+      "simdgroup_float8x8 ones = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);\n"
+      "simdgroup_float8x8 p;\n"
+      "simdgroup_multiply(p, m, ones);\n"  // row sums of m in every column
+      "simdgroup_store(p, out + 192, 8);\n");
+  const std::vector<float> got = run(kernel, a, 256, 32, 32);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int row = ((lane >> 4) & 1) * 4 + ((lane >> 1) & 3);
+    const int col = ((lane >> 3) & 1) * 4 + (lane & 1) * 2;
+    ASSERT_EQ(got[lane * 2], a[row * kN + col]) << "lane " << lane;
+    ASSERT_EQ(got[lane * 2 + 1], a[row * kN + col + 1]) << "lane " << lane;
+  }
+  for (int r = 0; r < 8; ++r) {
+    double row_sum = 0;
+    for (int c = 0; c < 8; ++c) row_sum += a[r * kN + c];
+    for (int c = 0; c < 8; ++c) {
+      ASSERT_EQ(got[64 + r * 8 + c], a[c * kN + 8 + r]) << r << ", " << c;
+      ASSERT_EQ(got[128 + r * 8 + c], a[c * kN + r]) << r << ", " << c;
+      ASSERT_EQ(got[192 + r * 8 + c], row_sum) << r << ", " << c;
+    }
+  }
+}
+
+// bfloat16 matrices accumulate into a float matrix, and the result goes back to bfloat16
+// through thread_elements(), as quantized-matmul kernels written for MLX do.
+TEST_F(CustomMetalGpu, SimdgroupMatricesOfBfloat16AccumulateInFloat) {
+  const std::vector<float> values = random(64, -2, 2);
+  std::vector<kreg::bfloat16> a(values.begin(), values.end());
+  const CustomKernel kernel(
+      "bf16_tiles", {"a"}, {"out"},
+      "simdgroup_matrix<T, 8, 8> x;\n"
+      "simdgroup_matrix<float, 8, 8> acc = simdgroup_matrix<float, 8, 8>(0);\n"
+      "simdgroup_load(x, a, 8);\n"
+      "simdgroup_multiply_accumulate(acc, x, x, acc);\n"
+      "simdgroup_matrix<T, 8, 8> r;\n"
+      "r.thread_elements()[0] = T(acc.thread_elements()[0]);\n"
+      "r.thread_elements()[1] = T(acc.thread_elements()[1]);\n"
+      "simdgroup_store(r, out, 8);\n");
+  ApplyOptions options;
+  options.template_args = {{"T", Dtype::BFloat16}};
+  options.init_value = kNaN;
+  const std::vector<Array> out =
+      kernel.apply({Array::from_data(a, {8, 8})}, {OutputSpec{{8, 8}, Dtype::BFloat16}}, Dim3{32},
+                   Dim3{32}, options);
+  const std::vector<kreg::bfloat16> got = out[0].to_vector<kreg::bfloat16>();
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 8; ++k) sum += double(float(a[i * 8 + k])) * float(a[k * 8 + j]);
+      // One rounding to bfloat16 (8 bits of precision) after a float sum.
+      ASSERT_NEAR(float(got[i * 8 + j]), sum, std::fmax(1.0, std::fabs(sum)) / 128)
+          << i << ", " << j;
+    }
+  }
+}
+
+// A body written for MLX's cuda_kernel: cooperative groups, a scalar input read as d[0],
+// WARP_SIZE, and shape and strides through .data(), over a transposed input.
+TEST_F(CustomMetalGpu, BodiesWrittenForMlxCudaKernels) {
+  constexpr int kRows = 24;
+  constexpr int kCols = 40;
+  const std::vector<float> values = random(kRows * kCols, -2, 2);
+  const Array inp = Array::from_data(values, {kRows, kCols}).transpose();
+  CustomKernelOptions definition;
+  definition.ensure_row_contiguous = false;
+  const CustomKernel kernel(
+      "cuda_style", {"inp", "d"}, {"out"},
+      "auto elem = cooperative_groups::this_grid().thread_rank();\n"
+      "auto loc = elem_to_loc(elem, inp_shape.data(), inp_strides.data(), inp_ndim);\n"
+      "out[elem] = inp[loc] * d[0] + WARP_SIZE;\n",
+      definition);
+  ApplyOptions options;
+  options.init_value = kNaN;
+  const std::vector<Array> out = kernel.apply({inp, Array::from_data(std::vector<float>{4.0f}, {})},
+                                              {OutputSpec{{kCols, kRows}, Dtype::Float32}},
+                                              Dim3{kRows * kCols}, Dim3{64}, options);
+  const std::vector<float> got = out[0].to_vector<float>();
+  for (int i = 0; i < kCols; ++i) {
+    for (int j = 0; j < kRows; ++j) {
+      ASSERT_EQ(got[i * kRows + j], values[j * kCols + i] * 4.0f + 32) << i << ", " << j;
+    }
   }
 }
 

@@ -14,5 +14,6 @@
 #include <kreg/device/custom_math.cuh>
 #include <kreg/device/custom_math_float16.cuh>
 #include <kreg/device/custom_simd.cuh>
+#include <kreg/device/custom_ternary.cuh>
 #include <kreg/device/custom_types.cuh>
 #include <kreg/device/custom_utils.cuh>

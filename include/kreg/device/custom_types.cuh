@@ -26,3 +26,7 @@ typedef unsigned long long uint64_t;
 typedef unsigned int uint;
 typedef unsigned short ushort;
 typedef unsigned char uchar;
+
+// Metal's namespace, so that `using namespace metal;` compiles in a body that uses none of the
+// parts that fill it.
+namespace metal {}

@@ -1,0 +1,43 @@
+#pragma once
+// Character classes and the comments and literals that text rewrites of custom-kernel
+// source step over. Pure text, no C++ parsing.
+
+#include <cstddef>
+#include <string_view>
+
+namespace kreg::custom {
+
+constexpr bool ident_start(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+constexpr bool ident_char(char c) noexcept {
+  return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+constexpr bool space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+// The end of the comment or the string or character literal starting at `i`, or `i` if none
+// starts there.
+inline std::size_t skip_inert(std::string_view text, std::size_t i) {
+  const char c = text[i];
+  const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+  if (c == '/' && next == '/') {
+    const std::size_t end = text.find('\n', i);
+    return end == std::string_view::npos ? text.size() : end;
+  }
+  if (c == '/' && next == '*') {
+    const std::size_t end = text.find("*/", i + 2);
+    return end == std::string_view::npos ? text.size() : end + 2;
+  }
+  if (c == '"' || c == '\'') {
+    std::size_t j = i + 1;
+    while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+    return j < text.size() ? j + 1 : text.size();
+  }
+  return i;
+}
+
+}  // namespace kreg::custom
