@@ -178,6 +178,9 @@ Generated generate(const KernelSpec& spec) {
   if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
+  if (names(spec.body, "Limits") || names(spec.header, "Limits")) {
+    out += "#include <kreg/device/custom_limits.cuh>\n";
+  }
   if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
   // Metal's `half` and `half2`, unless the kernel brings the toolkit's headers, whose
   // cuda_fp16.h has a `half` and a `half2` of its own.
@@ -198,6 +201,9 @@ Generated generate(const KernelSpec& spec) {
   }
   if (float16 && !toolkit && (names(spec.body, "half") || names(spec.header, "half"))) {
     out += "typedef kreg::half half;\n";
+  }
+  if (names(spec.body, "bfloat") || names(spec.header, "bfloat")) {
+    out += "typedef kreg::bfloat16 bfloat;\n";  // Metal's name for bfloat16_t
   }
   // With vectors, the header and the kernel are in the namespace where the Metal names of
   // the vector types hide CUDA's; the header's includes stay at global scope.

@@ -500,5 +500,16 @@ TEST(MetalSurfaceCodegen, AScalarTheBodySubscriptsIsAOneElementArray) {
       contains(source("float bd[2] = {1, 2}; out[0] = a[0] * d * bd[1];"), "const float d"));
 }
 
+TEST(MetalSurface, MlxLimitsAndMetalsBfloat) {
+  EXPECT_EQ(
+      compile_error("uint i = thread_position_in_grid.x;\n"
+                    "float m = Limits<float>::finite_min;\n"
+                    "bfloat b = bfloat(a[i]);\n"
+                    "half h = Limits<half>::max;\n"
+                    "int k = Limits<int>::min + int(Limits<uint8_t>::max);\n"
+                    "out[i] = max(m, float(b)) + float(h) + k + Limits<bfloat>::finite_max;\n"),
+      "");
+}
+
 }  // namespace
 }  // namespace kreg

@@ -570,5 +570,31 @@ TEST_F(CustomMetalGpu, BodiesWrittenForMlxCudaKernels) {
   }
 }
 
+// MLX's Limits<T>, the identities its reductions start from, for float, half, bfloat16 and int.
+TEST_F(CustomMetalGpu, MlxLimitsHoldEachTypesBounds) {
+  const CustomKernel kernel("limits", {"a"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "if (i > 0) return;\n"
+                            "out[0] = Limits<float>::max;\n"
+                            "out[1] = Limits<float>::finite_min;\n"
+                            "out[2] = float(Limits<half>::finite_max);\n"
+                            "out[3] = float(Limits<half>::min);\n"
+                            "out[4] = float(Limits<bfloat>::finite_max);\n"
+                            "out[5] = float(Limits<int>::min);\n"
+                            "out[6] = float(Limits<uint8_t>::max);\n"
+                            "out[7] = float(Limits<bool>::max) + a[0];\n");
+  const std::vector<float> got = run(kernel, std::vector<float>(8, 0.0f), 8, 1, 32);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> want = {inf,
+                                   -std::numeric_limits<float>::max(),
+                                   65504,
+                                   -inf,
+                                   static_cast<float>(kreg::bfloat16::from_bits(0x7f7f)),
+                                   -2147483648.0f,
+                                   255,
+                                   1};
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+}
+
 }  // namespace
 }  // namespace kreg
