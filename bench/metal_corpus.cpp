@@ -104,11 +104,14 @@ kreg::Array make_input(const json& spec, std::mt19937_64& rng) {
   std::int64_t count = 1;
   for (std::int64_t extent : shape) count *= extent;
   std::vector<double> values(static_cast<std::size_t>(count));
+  const auto number = [](const json& v) {
+    return v.is_boolean() ? double(v.get<bool>()) : v.get<double>();
+  };
   if (spec.contains("value")) {
-    std::fill(values.begin(), values.end(), spec["value"].get<double>());
+    std::fill(values.begin(), values.end(), number(spec["value"]));
   } else if (spec.contains("values")) {
-    const std::vector<double> given = spec["values"].get<std::vector<double>>();
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] = given[i % given.size()];
+    const json& given = spec["values"];
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = number(given[i % given.size()]);
   } else if (spec.contains("int_range")) {
     std::uniform_int_distribution<std::int64_t> dist(spec["int_range"][0].get<std::int64_t>(),
                                                      spec["int_range"][1].get<std::int64_t>() - 1);

@@ -300,11 +300,15 @@ Generated generate(const KernelSpec& spec) {
       "  const uint kreg_z = blockIdx.z * blockDim.z + threadIdx.z;\n"
       "  if (kreg_x >= kreg_grid.x || kreg_y >= kreg_grid.y || kreg_z >= kreg_grid.z) return;\n";
   bool need_threads = false;
+  bool need_dispatch = false;
   bool need_linear = false;
   std::string declarations;
   for (const Attribute& attribute : attributes()) {
     if (!names(spec.body, attribute.name)) continue;
-    need_threads = need_threads || attribute.value.find("kreg_threads") != std::string_view::npos;
+    need_threads = need_threads || attribute.value.find("kreg_threads") != std::string_view::npos ||
+                   attribute.value.find("kreg_group") != std::string_view::npos;
+    need_dispatch =
+        need_dispatch || attribute.value.find("kreg_dispatch") != std::string_view::npos;
     need_linear = need_linear || attribute.value.find("kreg_linear") != std::string_view::npos;
     declarations += "  const ";
     declarations += attribute.type;
@@ -316,7 +320,22 @@ Generated generate(const KernelSpec& spec) {
     if (attribute.type == "uint3" && attribute.value.front() != '{') declarations += ')';
     declarations += ";\n";
   }
-  if (need_threads) out += "  const uint kreg_threads = blockDim.x * blockDim.y * blockDim.z;\n";
+  // As Metal's dispatchThreads does, a threadgroup at the grid's edge counts only its own
+  // threads; the dispatch_ attributes give the size the launch asked for.
+  if (need_threads) {
+    for (const char d : {'x', 'y', 'z'}) {
+      out += std::string("  const uint kreg_left_") + d + " = kreg_grid." + d + " - blockIdx." + d +
+             " * blockDim." + d + ";\n";
+    }
+    out +=
+        "  const ::uint3 kreg_group = {kreg_left_x < blockDim.x ? kreg_left_x : blockDim.x,\n"
+        "                              kreg_left_y < blockDim.y ? kreg_left_y : blockDim.y,\n"
+        "                              kreg_left_z < blockDim.z ? kreg_left_z : blockDim.z};\n"
+        "  const uint kreg_threads = kreg_group.x * kreg_group.y * kreg_group.z;\n";
+  }
+  if (need_dispatch) {
+    out += "  const uint kreg_dispatch_threads = blockDim.x * blockDim.y * blockDim.z;\n";
+  }
   if (need_linear) {
     out +=
         "  const uint kreg_linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + "

@@ -14,8 +14,8 @@ constexpr bool identifier_char(char c) noexcept {
 }
 
 constexpr std::array<Attribute, 20> kAttributes = {{
-    {"dispatch_quadgroups_per_threadgroup", "uint", "(kreg_threads + 3u) / 4u"},
-    {"dispatch_simdgroups_per_threadgroup", "uint", "(kreg_threads + 31u) / 32u"},
+    {"dispatch_quadgroups_per_threadgroup", "uint", "(kreg_dispatch_threads + 3u) / 4u"},
+    {"dispatch_simdgroups_per_threadgroup", "uint", "(kreg_dispatch_threads + 31u) / 32u"},
     {"dispatch_threads_per_threadgroup", "uint3", "blockDim"},
     {"grid_origin", "uint3", "{0u, 0u, 0u}"},
     {"grid_size", "uint3", "kreg_grid"},
@@ -33,7 +33,7 @@ constexpr std::array<Attribute, 20> kAttributes = {{
     {"threadgroups_per_grid", "uint3", "gridDim"},
     {"threads_per_grid", "uint3", "kreg_grid"},
     {"threads_per_simdgroup", "uint", "32u"},
-    {"threads_per_threadgroup", "uint3", "blockDim"},
+    {"threads_per_threadgroup", "uint3", "kreg_group"},
 }};
 
 // C++ keywords and alternative tokens, plus what the preamble and CUDA define.

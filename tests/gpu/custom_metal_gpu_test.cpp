@@ -414,7 +414,7 @@ TEST_F(CustomMetalGpu, ConditionalsMixingHalfAndFloat) {
                             "switch (i % 4) {\n"
                             "  case 0: out[i] = i % 8 == 0 ? f : h; break;\n"
                             "  case 1: out[i] = h > 0 ? h : 0.25f; break;\n"
-                            "  case 2: { half z = h < 0 ? h : 2; out[i] = z * z; break; }\n"
+                            "  case 2: { half z = h < 0 ? h : 2; out[i] = z - 1; break; }\n"
                             "  default: { auto w = i % 8 == 3 ? h : f; out[i] = w / 3.0f; }\n"
                             "}\n");
   const std::vector<float> got = run(kernel, a, kN, kN, 128);
@@ -427,7 +427,7 @@ TEST_F(CustomMetalGpu, ConditionalsMixingHalfAndFloat) {
       case 1: want = h > 0 ? h : 0.25f; break;
       case 2: {
         const float z = h < 0 ? h : 2.0f;
-        want = static_cast<float>(kreg::half(z * z));
+        want = z - 1;  // z is a half, exact for these values
         break;
       }
       default: want = (i % 8 == 3 ? h : f) / 3.0f;  // `w` is a float, not a half
@@ -594,6 +594,21 @@ TEST_F(CustomMetalGpu, MlxLimitsHoldEachTypesBounds) {
                                    255,
                                    1};
   for (int i = 0; i < 8; ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+}
+
+// As under Metal's dispatchThreads, a threadgroup at the edge of the grid counts only its own
+// threads; the dispatch_ attributes keep the size the launch asked for.
+TEST_F(CustomMetalGpu, AnEdgeThreadgroupCountsOnlyItsThreads) {
+  const CustomKernel kernel("edge_group", {"a"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "out[i] = a[i] + threads_per_threadgroup.x * 1000 +\n"
+                            "         dispatch_threads_per_threadgroup.x * 10 +\n"
+                            "         simdgroups_per_threadgroup;\n");
+  const std::vector<float> got = run(kernel, std::vector<float>(72, 0.0f), 72, 72, 64);
+  for (int i = 0; i < 72; ++i) {
+    const float want = i < 64 ? 64 * 1000 + 640 + 2 : 8 * 1000 + 640 + 1;
+    ASSERT_EQ(got[i], want) << "element " << i;
+  }
 }
 
 }  // namespace
