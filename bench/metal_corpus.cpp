@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -41,15 +42,16 @@ kreg::Dtype dtype_named(std::string name) {
     if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
   }
   static const std::pair<const char*, kreg::Dtype> kNames[] = {
-      {"bool", kreg::Dtype::Bool},         {"bool_", kreg::Dtype::Bool},
-      {"int8", kreg::Dtype::Int8},         {"int16", kreg::Dtype::Int16},
-      {"int32", kreg::Dtype::Int32},       {"int", kreg::Dtype::Int32},
-      {"int64", kreg::Dtype::Int64},       {"uint8", kreg::Dtype::UInt8},
-      {"uint16", kreg::Dtype::UInt16},     {"uint32", kreg::Dtype::UInt32},
-      {"uint", kreg::Dtype::UInt32},       {"uint64", kreg::Dtype::UInt64},
-      {"float16", kreg::Dtype::Float16},   {"half", kreg::Dtype::Float16},
-      {"bfloat16", kreg::Dtype::BFloat16}, {"float32", kreg::Dtype::Float32},
-      {"float", kreg::Dtype::Float32},     {"float64", kreg::Dtype::Float64}};
+      {"bool", kreg::Dtype::Bool},          {"bool_", kreg::Dtype::Bool},
+      {"int8", kreg::Dtype::Int8},          {"int16", kreg::Dtype::Int16},
+      {"int32", kreg::Dtype::Int32},        {"int", kreg::Dtype::Int32},
+      {"int64", kreg::Dtype::Int64},        {"uint8", kreg::Dtype::UInt8},
+      {"uint16", kreg::Dtype::UInt16},      {"uint32", kreg::Dtype::UInt32},
+      {"uint", kreg::Dtype::UInt32},        {"uint64", kreg::Dtype::UInt64},
+      {"float16", kreg::Dtype::Float16},    {"half", kreg::Dtype::Float16},
+      {"bfloat16", kreg::Dtype::BFloat16},  {"float32", kreg::Dtype::Float32},
+      {"float", kreg::Dtype::Float32},      {"float64", kreg::Dtype::Float64},
+      {"complex64", kreg::Dtype::Complex64}};
   for (const auto& [text, dtype] : kNames) {
     if (name == text) return dtype;
   }
@@ -58,7 +60,7 @@ kreg::Dtype dtype_named(std::string name) {
 
 bool is_float(kreg::Dtype d) {
   return d == kreg::Dtype::Float16 || d == kreg::Dtype::BFloat16 || d == kreg::Dtype::Float32 ||
-         d == kreg::Dtype::Float64;
+         d == kreg::Dtype::Float64 || d == kreg::Dtype::Complex64;
 }
 
 kreg::Shape shape_of(const json& spec) {
@@ -90,6 +92,7 @@ std::vector<unsigned char> pack(const std::vector<double>& values, kreg::Dtype d
       case kreg::Dtype::BFloat16: put(kreg::bfloat16(v)); break;
       case kreg::Dtype::Float32: put(static_cast<float>(v)); break;
       case kreg::Dtype::Float64: put(v); break;
+      case kreg::Dtype::Complex64: put(std::complex<float>(float(v), float(-v / 2))); break;
     }
   }
   return bytes;
@@ -224,7 +227,7 @@ std::string compile_only(const Case& c, kreg::Registry& registry, int index) {
         static const char* kTypes[] = {"bool",     "int8_t",     "int16_t",        "int32_t",
                                        "int64_t",  "uint8_t",    "uint16_t",       "uint32_t",
                                        "uint64_t", "kreg::half", "kreg::bfloat16", "float",
-                                       "double"};
+                                       "double",   "complex64_t"};
         expression += kTypes[static_cast<int>(*d)];
       } else if (const auto* b = std::get_if<bool>(&arg)) {
         expression += *b ? "true" : "false";
@@ -273,6 +276,11 @@ int run_case(const fs::path& file) {
           kreg::bfloat16 h;
           std::memcpy(&h, p, 2);
           v = static_cast<float>(h);
+        }
+        if (o.dtype() == kreg::Dtype::Complex64) {
+          float parts[2];
+          std::memcpy(parts, p, 8);
+          v = parts[0] + parts[1];
         }
         if (std::isnan(v)) ++unwritten;
       }

@@ -2,6 +2,7 @@
 /// \file
 /// Element types of arrays and custom kernels.
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,6 +27,7 @@ enum class Dtype {
   BFloat16,  ///< bfloat16, `kreg::bfloat16` on the host
   Float32,
   Float64,
+  Complex64,  ///< real and imaginary float32, `std::complex<float>` on the host
 };
 
 /// Bytes per element.
@@ -66,6 +68,8 @@ template <>
 struct dtype_of<float> : dtype_tag<Dtype::Float32> {};
 template <>
 struct dtype_of<double> : dtype_tag<Dtype::Float64> {};
+template <>
+struct dtype_of<std::complex<float>> : dtype_tag<Dtype::Complex64> {};
 }  // namespace detail
 
 /// The dtype of a C++ element type: `dtype_v<float>` is `Dtype::Float32`.

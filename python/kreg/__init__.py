@@ -63,6 +63,7 @@ float16 = Dtype.float16
 bfloat16 = Dtype.bfloat16
 float32 = Dtype.float32
 float64 = Dtype.float64
+complex64 = Dtype.complex64
 
 __all__ = [
     "Array", "Binary", "CompileError", "CudaError", "Dtype", "Error", "ErrorCode",
@@ -70,5 +71,5 @@ __all__ = [
     "NoDevice", "PrewarmReport", "Registry", "Stats", "Stream", "array", "cuda_kernel",
     "current_stream", "custom_kernel", "device_registry", "dtype", "metal_kernel", "ops",
     "read_manifest", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "float16", "bfloat16", "float32", "float64",
+    "uint64", "float16", "bfloat16", "float32", "float64", "complex64",
 ]

@@ -28,7 +28,8 @@ constexpr std::array kNames = {
     Name{"uint16", Dtype::UInt16},     Name{"uint32", Dtype::UInt32},
     Name{"uint64", Dtype::UInt64},     Name{"float16", Dtype::Float16},
     Name{"bfloat16", Dtype::BFloat16}, Name{"float32", Dtype::Float32},
-    Name{"float64", Dtype::Float64},   Name{"bool_", Dtype::Bool},
+    Name{"float64", Dtype::Float64},   Name{"complex64", Dtype::Complex64},
+    Name{"bool_", Dtype::Bool},        Name{"c8", Dtype::Complex64},
     Name{"half", Dtype::Float16},      Name{"float", Dtype::Float32},
     Name{"double", Dtype::Float64},    Name{"int", Dtype::Int32},
     Name{"b1", Dtype::Bool},           Name{"i1", Dtype::Int8},
@@ -39,6 +40,7 @@ constexpr std::array kNames = {
     Name{"f4", Dtype::Float32},        Name{"f8", Dtype::Float64},
     Name{"float16_t", Dtype::Float16}, Name{"bfloat16_t", Dtype::BFloat16},
 };
+constexpr std::size_t kOwnNames = 14;  // the first ones: one per dtype, kreg's name
 
 // Dtype objects seen before (numpy dtypes, torch dtypes, JAX scalar types), by identity.
 // They are module-level singletons, so a handful of entries covers a program; the entries
@@ -76,7 +78,7 @@ DtypeCache& cache() {
     shown = "?";
   }
   std::string names;
-  for (std::size_t i = 0; i < 13; ++i) {
+  for (std::size_t i = 0; i < kOwnNames; ++i) {
     names += i == 0 ? "" : ", ";
     names += kNames[i].name;
   }
@@ -148,7 +150,7 @@ void bind_dtypes(nb::module_& m) {
   auto e = nb::enum_<Dtype>(m, "Dtype",
                             "The element type of an array. Every kreg function that takes a "
                             "dtype also takes its name, or a numpy, torch or JAX dtype.");
-  for (std::size_t i = 0; i < 13; ++i) {
+  for (std::size_t i = 0; i < kOwnNames; ++i) {
     const std::string name(kNames[i].name);
     e.value(name.c_str(), kNames[i].dtype);
   }

@@ -178,6 +178,7 @@ DLDataType dl_type(Dtype dtype) {
     case Dtype::UInt32:
     case Dtype::UInt64: t.code = kDLUInt; break;
     case Dtype::BFloat16: t.code = kDLBfloat; break;
+    case Dtype::Complex64: t.code = kDLComplex; break;
     default: t.code = kDLFloat; break;
   }
   return t;

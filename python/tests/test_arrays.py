@@ -15,8 +15,9 @@ def test_dtypes_from_every_spelling():
     assert kreg.dtype(np.ones(2, np.uint16)) == kreg.uint16
     assert kreg.dtype("bfloat16") == kreg.bfloat16
     assert kreg.float64.itemsize == 8
+    assert kreg.dtype(np.complex64) == kreg.complex64 and kreg.complex64.itemsize == 8
     with pytest.raises(kreg.InvalidArgument, match="not a dtype"):
-        kreg.dtype("complex64")
+        kreg.dtype("complex128")
     with pytest.raises(ValueError):
         kreg.dtype(object())
 
@@ -30,6 +31,10 @@ def test_host_arrays_are_copied_in_row_major_order():
     np.testing.assert_array_equal(k.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4).T)
     assert "kreg.Array(shape=(4, 3), dtype=float32" in repr(k)
     assert len(k) == 4
+    z = np.array([[1 + 2j, -3.5j], [0.25, 4 - 1j]], dtype=np.complex64)
+    zk = kreg.array(z.T)
+    assert zk.dtype == kreg.complex64
+    np.testing.assert_array_equal(zk.numpy(), z.T)
 
 
 def test_python_numbers_become_scalars():

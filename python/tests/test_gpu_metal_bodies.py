@@ -1,6 +1,6 @@
 """Bodies beyond MLX's documented examples, on the GPU: a body written for MLX's cuda_kernel
-(cooperative groups, a scalar read as d[0]) and Metal's simdgroup matrices, each against a
-float64 reference."""
+(cooperative groups, a scalar read as d[0]), Metal's simdgroup matrices, and complex64
+tensors, each against a float64 reference."""
 
 import numpy as np
 
@@ -49,3 +49,24 @@ def test_simdgroup_matrices_multiply():
                   output_shapes=[(8, 8)], output_dtypes=[torch.float32], init_value=float("nan"))
     want = a.double().cpu().numpy() @ b.double().cpu().numpy()
     np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_complex64_tensors_in_and_out():
+    torch = framework("torch")
+    kernel = kreg.metal_kernel(
+        name="complex_scale",
+        input_names=["z", "k"],
+        output_names=["out"],
+        source="""
+            uint i = thread_position_in_grid.x;
+            out[i] = z[i] * complex64_t(k[i]) + conj(z[i]);
+        """,
+    )
+    z = torch.randn(300, dtype=torch.complex64, device="cuda")
+    k = torch.randn(300, device="cuda")
+    (out,) = kernel(inputs=[z, k], grid=(300, 1, 1), threadgroup=(64, 1, 1),
+                    output_shapes=[z.shape], output_dtypes=[torch.complex64])
+    assert out.dtype == torch.complex64
+    zd = z.cpu().numpy().astype(np.complex128)
+    want = zd * k.double().cpu().numpy() + np.conj(zd)
+    np.testing.assert_allclose(out.cpu().numpy(), want, rtol=1e-5, atol=1e-6)

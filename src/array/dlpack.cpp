@@ -47,6 +47,9 @@ Dtype dtype_from(DLDataType type) {
     case kDLBfloat:
       if (bits == 16) return Dtype::BFloat16;
       break;
+    case kDLComplex:
+      if (bits == 64) return Dtype::Complex64;
+      break;
     case kDLBoolCode:
       if (bits == 8) return Dtype::Bool;
       break;
@@ -74,6 +77,7 @@ DLDataType dtype_to(Dtype dtype) {
     case Dtype::Float16:
     case Dtype::Float32:
     case Dtype::Float64: type.code = kDLFloat; break;
+    case Dtype::Complex64: type.code = kDLComplex; break;
   }
   return type;
 }

@@ -16,7 +16,8 @@ std::size_t size_of(Dtype dtype) noexcept {
     case Dtype::Float32: return 4;
     case Dtype::Int64:
     case Dtype::UInt64:
-    case Dtype::Float64: return 8;
+    case Dtype::Float64:
+    case Dtype::Complex64: return 8;
   }
   return 0;
 }
@@ -36,6 +37,7 @@ const char* to_string(Dtype dtype) noexcept {
     case Dtype::BFloat16: return "bfloat16";
     case Dtype::Float32: return "float32";
     case Dtype::Float64: return "float64";
+    case Dtype::Complex64: return "complex64";
   }
   return "unknown";
 }

@@ -26,6 +26,7 @@ const char* cuda_type_name(Dtype dtype) noexcept {
     case Dtype::BFloat16: return "kreg::bfloat16";
     case Dtype::Float32: return "float";
     case Dtype::Float64: return "double";
+    case Dtype::Complex64: return "complex64_t";
   }
   return "void";
 }
@@ -169,6 +170,10 @@ Generated generate(const KernelSpec& spec) {
     out += "namespace cg = cooperative_groups;\n";
   }
   out += "#include <kreg/device/custom_types.cuh>\n";
+  bool complex = uses("complex64_t");
+  for (const InputSpec& input : spec.inputs) complex = complex || input.dtype == Dtype::Complex64;
+  for (const auto& output : spec.outputs) complex = complex || output.second == Dtype::Complex64;
+  if (complex) out += "#include <kreg/device/custom_complex.cuh>\n";
   if (float16) out += "#include <kreg/device/custom_float16.cuh>\n";
   if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
   if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";

@@ -9,6 +9,7 @@
 #include "cuda/stream.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -46,6 +47,7 @@ void convert(double value, Dtype dtype, unsigned char* out) {
     case Dtype::BFloat16: put(bfloat16(value)); break;
     case Dtype::Float32: put(static_cast<float>(value)); break;
     case Dtype::Float64: put(value); break;
+    case Dtype::Complex64: put(std::array<float, 2>{static_cast<float>(value), 0.0f}); break;
   }
 }
 

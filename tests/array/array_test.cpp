@@ -2,6 +2,7 @@
 // left the host. Needs no GPU.
 #include "test_support.hpp"
 
+#include <complex>
 #include <numeric>
 
 namespace kreg {
@@ -46,7 +47,12 @@ TEST(Array, EveryDtypeRoundTripsThroughTheHost) {
   EXPECT_EQ(float(h[1]), -2.0F);
   const auto b = Array::from_data<bfloat16>({bfloat16(3.0F)}, {1}).to_vector<bfloat16>();
   EXPECT_EQ(float(b[0]), 3.0F);
-  for (int d = 0; d <= static_cast<int>(Dtype::Float64); ++d) {
+  const auto z = Array::from_data<std::complex<float>>({{1.0F, -2.0F}}, {1});
+  EXPECT_EQ(z.dtype(), Dtype::Complex64);
+  EXPECT_EQ(z.to_vector<std::complex<float>>()[0], std::complex<float>(1.0F, -2.0F));
+  EXPECT_EQ(size_of(Dtype::Complex64), 8U);
+  EXPECT_STREQ(to_string(Dtype::Complex64), "complex64");
+  for (int d = 0; d <= static_cast<int>(Dtype::Complex64); ++d) {
     EXPECT_GT(size_of(static_cast<Dtype>(d)), 0U);
     EXPECT_STRNE(to_string(static_cast<Dtype>(d)), "unknown");
   }

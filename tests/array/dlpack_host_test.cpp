@@ -77,7 +77,7 @@ TEST(DlpackHost, ZeroDimensionalAndEmptyTensors) {
 TEST(DlpackHost, BadHostTensorIsLeftWithTheCaller) {
   int deleted = 0;
   DLManagedTensor* tensor = make_host({1, 2}, {2}, {}, &deleted);
-  tensor->dl_tensor.dtype = DLDataType{kDLComplex, 64, 1};
+  tensor->dl_tensor.dtype = DLDataType{kDLComplex, 128, 1};  // complex128
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
   EXPECT_EQ(deleted, 0);
   tensor->deleter(tensor);

@@ -185,6 +185,22 @@ TEST(Codegen, EveryDtypeCompilesAsInputAndOutput) {
   }
 }
 
+TEST(Codegen, Complex64InputsOutputsAndArithmetic) {
+  KernelSpec spec = spec_with(
+      "uint i = thread_position_in_grid.x;\n"
+      "complex64_t z = a[i] * complex64_t(f[i]) + s[1] / c - conj(a[i]);\n"
+      "out[i] = z;\n"
+      "o2[i] = abs(z) + z.real + imag(z);\n",
+      {{"a", Dtype::Complex64, InputKind::Pointer, 100},
+       {"f", Dtype::Float32, InputKind::Pointer, 100},
+       {"s", Dtype::Complex64, InputKind::Small, 2},
+       {"c", Dtype::Complex64, InputKind::Scalar, 1}});
+  spec.outputs = {{"out", Dtype::Complex64}, {"o2", Dtype::Float32}};
+  const custom::Generated generated = custom::generate(spec);
+  EXPECT_NE(generated.source.find("#include <kreg/device/custom_complex.cuh>"), std::string::npos);
+  expect_compiles(generated, "complex64");
+}
+
 TEST(Codegen, MetalStyleBodyCompilesUnchanged) {
   KernelSpec spec = spec_with(
       "uint lane = thread_index_in_simdgroup;\n"

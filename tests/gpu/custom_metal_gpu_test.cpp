@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -608,6 +609,40 @@ TEST_F(CustomMetalGpu, AnEdgeThreadgroupCountsOnlyItsThreads) {
   for (int i = 0; i < 72; ++i) {
     const float want = i < 64 ? 64 * 1000 + 640 + 2 : 8 * 1000 + 640 + 1;
     ASSERT_EQ(got[i], want) << "element " << i;
+  }
+}
+
+// complex64 inputs and outputs with MLX's complex64_t arithmetic, against std::complex<double>.
+TEST_F(CustomMetalGpu, Complex64ArithmeticMatchesAComplexReference) {
+  constexpr int kN = 512;
+  const std::vector<float> re = random(2 * kN, -2, 2);
+  std::vector<std::complex<float>> z(kN);
+  std::vector<float> k(kN);
+  for (int i = 0; i < kN; ++i) {
+    z[i] = {re[2 * i], re[2 * i + 1]};
+    k[i] = re[(7 * i) % (2 * kN)] + 3.0f;  // away from zero: it divides
+  }
+  const CustomKernel kernel("complex_ops", {"z", "k"}, {"out", "mag"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "complex64_t w = z[i] * complex64_t(k[i]) + z[(i + 1) % 512];\n"
+                            "out[i] = w * conj(z[i]) / complex64_t(k[i], 1.0f);\n"
+                            "mag[i] = abs(w);\n");
+  ApplyOptions options;
+  options.init_value = kNaN;
+  const std::vector<Array> out =
+      kernel.apply({Array::from_data(z, {kN}), Array::from_data(k, {kN})},
+                   {OutputSpec{{kN}, Dtype::Complex64}, OutputSpec{{kN}, Dtype::Float32}}, Dim3{kN},
+                   Dim3{128}, options);
+  const std::vector<std::complex<float>> got = out[0].to_vector<std::complex<float>>();
+  const std::vector<float> mag = out[1].to_vector<float>();
+  for (int i = 0; i < kN; ++i) {
+    const std::complex<double> zi(z[i]);
+    const std::complex<double> w = zi * double(k[i]) + std::complex<double>(z[(i + 1) % kN]);
+    const std::complex<double> want = w * std::conj(zi) / std::complex<double>(k[i], 1.0);
+    const double tolerance = 1e-5 * std::fmax(1.0, std::abs(want));
+    ASSERT_NEAR(got[i].real(), want.real(), tolerance) << "element " << i;
+    ASSERT_NEAR(got[i].imag(), want.imag(), tolerance) << "element " << i;
+    ASSERT_NEAR(mag[i], std::abs(w), 1e-5 * std::fmax(1.0, std::abs(w))) << "element " << i;
   }
 }
 

@@ -134,7 +134,7 @@ TEST_F(DlpackGpu, RejectsWhatItCannotUseAndLeavesItWithTheCaller) {
   tensor->dl_tensor.device.device_type = kDLCUDA;
   tensor->dl_tensor.dtype.lanes = 4;
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
-  tensor->dl_tensor.dtype = DLDataType{kDLComplex, 64, 1};
+  tensor->dl_tensor.dtype = DLDataType{kDLComplex, 128, 1};  // complex128
   test::expect_error(ErrorCode::InvalidArgument, [&] { from_dlpack(tensor); });
   tensor->dl_tensor.dtype = DLDataType{kDLFloat, 32, 1};
   tensor->dl_tensor.device.device_id = 1000;
