@@ -183,7 +183,10 @@ Generated generate(const KernelSpec& spec) {
   if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
   if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
   if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
-  if (names(spec.body, "Limits") || names(spec.header, "Limits")) {
+  // MLX's Limits<T>, unless the header brings a Limits of its own.
+  if ((names(spec.body, "Limits") || names(spec.header, "Limits")) &&
+      spec.header.find("struct Limits") == std::string_view::npos &&
+      spec.header.find("class Limits") == std::string_view::npos) {
     out += "#include <kreg/device/custom_limits.cuh>\n";
   }
   if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
@@ -207,7 +210,14 @@ Generated generate(const KernelSpec& spec) {
   if (float16 && !toolkit && (names(spec.body, "half") || names(spec.header, "half"))) {
     out += "typedef kreg::half half;\n";
   }
-  if (names(spec.body, "bfloat") || names(spec.header, "bfloat")) {
+  // Metal's `bfloat`, unless the header or body declares a `bfloat` of its own.
+  const auto declares_bfloat = [](std::string_view text) {
+    return text.find(" bfloat;") != std::string_view::npos ||
+           text.find("using bfloat ") != std::string_view::npos ||
+           text.find("using bfloat=") != std::string_view::npos;
+  };
+  if ((names(spec.body, "bfloat") || names(spec.header, "bfloat")) &&
+      !declares_bfloat(spec.header) && !declares_bfloat(spec.body)) {
     out += "typedef kreg::bfloat16 bfloat;\n";  // Metal's name for bfloat16_t
   }
   // With vectors, the header and the kernel are in the namespace where the Metal names of

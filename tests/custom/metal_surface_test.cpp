@@ -511,5 +511,12 @@ TEST(MetalSurface, MlxLimitsAndMetalsBfloat) {
       "");
 }
 
+TEST(MetalSurface, AHeadersOwnLimitsAndBfloatWin) {
+  EXPECT_EQ(compile_error("out[thread_position_in_grid.x] = Limits<float>::lowest + bfloat(1);",
+                          "template <class T> struct Limits { static constexpr T lowest = -1; };\n"
+                          "typedef float bfloat;\n"),
+            "");
+}
+
 }  // namespace
 }  // namespace kreg
