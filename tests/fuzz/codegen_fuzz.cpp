@@ -26,6 +26,7 @@
 #include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
 #include "custom/names.hpp"
+#include "custom/ternaries.hpp"
 #include "custom/vectors.hpp"
 
 #include "fuzz_check.hpp"
@@ -197,8 +198,11 @@ void check_accepted(const Definition& def) {
   }
 }
 
-kreg::custom::InputKind kind_of(const Arg& input) {
-  if (input.shape.empty()) return kreg::custom::InputKind::Scalar;
+// A 0-d input that the body subscripts ("d[0]") is a one-element array, not a value.
+kreg::custom::InputKind kind_of(const Arg& input, std::string_view body) {
+  if (input.shape.empty() && !kreg::custom::indexes(body, input.name)) {
+    return kreg::custom::InputKind::Scalar;
+  }
   std::int64_t n = 1;
   for (std::int64_t d : input.shape) n *= d;
   return n > 0 && n < 8 ? kreg::custom::InputKind::Small : kreg::custom::InputKind::Pointer;
@@ -219,7 +223,7 @@ std::vector<std::string> expected_parameters(const Definition& def) {
   std::vector<std::string> out;
   for (const Arg& in : def.inputs) {
     const std::string type = kreg::custom::cuda_type_name(in.dtype);
-    switch (kind_of(in)) {
+    switch (kind_of(in, def.body)) {
       case kreg::custom::InputKind::Scalar: out.push_back("const " + type + " " + in.name); break;
       case kreg::custom::InputKind::Small:
         out.push_back("const kreg::value_array<" + type + ", " + std::to_string(elements(in)) +
@@ -229,7 +233,7 @@ std::vector<std::string> expected_parameters(const Definition& def) {
         out.push_back("const " + type + "* __restrict__ " + in.name);
         break;
     }
-    if (kind_of(in) == kreg::custom::InputKind::Scalar) continue;
+    if (kind_of(in, def.body) == kreg::custom::InputKind::Scalar) continue;
     if (has_word(def.body, in.name + "_shape")) {
       out.push_back("const kreg::value_array<int, 8> " + in.name + "_shape");
     }
@@ -353,6 +357,17 @@ void check_source(const Definition& def, const std::string& source) {
   KREG_FUZZ_CHECK(rest.starts_with(default_device) == !def.options.header.empty(),
                   "-default-device without a header, or a header without it");
   if (!def.options.header.empty()) rest.remove_prefix(default_device.size());
+  // Cooperative groups, for bodies written for MLX's cuda_kernel, come before kreg's parts.
+  const std::string code = def.options.header + def.body;
+  for (const std::string_view line :
+       {"#include <cooperative_groups.h>\n", "namespace cg = cooperative_groups;\n"}) {
+    if (rest.starts_with(line)) {
+      KREG_FUZZ_CHECK(
+          has_word(code, "cooperative_groups") || code.find("cg::") != std::string::npos,
+          "cooperative groups for a kernel that does not use them");
+      rest.remove_prefix(line.size());
+    }
+  }
   std::size_t includes_end = 0;
   while (rest.substr(includes_end).starts_with("#include <kreg/device/") ||
          rest.substr(includes_end).starts_with("#define KREG_METAL_SWIZZLES(S)")) {
@@ -366,19 +381,37 @@ void check_source(const Definition& def, const std::string& source) {
                     "Metal's half for a kernel that does not name it");
     rest.remove_prefix(half.size());
   }
+  const std::string_view bfloat = "typedef kreg::bfloat16 bfloat;\n";
+  if (rest.starts_with(bfloat)) {
+    KREG_FUZZ_CHECK(has_word(code, "bfloat"), "Metal's bfloat for a kernel that does not name it");
+    rest.remove_prefix(bfloat.size());
+  }
+  // Conditionals over 16-bit floats are rewritten (ternaries.hpp), in the header and the body.
+  const bool ternaries =
+      source.find("#include <kreg/device/custom_ternary.cuh>\n") != std::string::npos;
+  KREG_FUZZ_CHECK(!ternaries || code.find('?') != std::string::npos,
+                  "the conditional helper for a kernel without a conditional");
+  const auto rewritten = [ternaries](std::string_view text, kreg::custom::TextScope scope) {
+    std::string out = kreg::custom::rewrite_address_spaces(text, scope);
+    return ternaries ? kreg::custom::rewrite_ternaries(out) : out;
+  };
   // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp).
   const bool vectors = uses_vectors(def);
   const kreg::custom::HoistedHeader hoisted = kreg::custom::hoist_includes(def.options.header);
-  std::string header = kreg::custom::rewrite_address_spaces(
-      vectors ? std::string_view(hoisted.rest) : std::string_view(def.options.header),
-      kreg::custom::TextScope::Program);
+  std::string header =
+      rewritten(vectors ? std::string_view(hoisted.rest) : std::string_view(def.options.header),
+                kreg::custom::TextScope::Program);
   if (!header.empty() && header.back() != '\n') header += '\n';
   if (vectors) header = hoisted.includes + "namespace kreg_metal {\n" + header;
+  const std::string_view warp_size = "#define WARP_SIZE 32\n";
+  if (rest.size() > header.size() && rest.substr(header.size()).starts_with(warp_size)) {
+    KREG_FUZZ_CHECK(has_word(def.body, "WARP_SIZE"), "WARP_SIZE for a body that does not name it");
+    header += warp_size;
+  }
   KREG_FUZZ_CHECK(rest.starts_with(header + "\n"), "the header is not as given");
   rest.remove_prefix(header.size() + 1);
 
-  const std::string body =
-      kreg::custom::rewrite_address_spaces(def.body, kreg::custom::TextScope::Function);
+  const std::string body = rewritten(def.body, kreg::custom::TextScope::Function);
   std::string tail = "  // body\n" + body;
   if (def.body.empty() || def.body.back() != '\n') tail += '\n';
   tail += "}\n";
@@ -433,8 +466,8 @@ void check_generator(const Definition& def, const std::vector<kreg::Array>& inpu
   spec.atomic_outputs = def.options.atomic_outputs;
   spec.template_args = def.template_args;
   for (std::size_t i = 0; i < def.inputs.size(); ++i) {
-    spec.inputs.push_back(
-        {def.inputs[i].name, def.inputs[i].dtype, kind_of(def.inputs[i]), inputs[i].size()});
+    spec.inputs.push_back({def.inputs[i].name, def.inputs[i].dtype,
+                           kind_of(def.inputs[i], def.body), inputs[i].size()});
   }
   for (const Arg& o : def.outputs) spec.outputs.emplace_back(o.name, o.dtype);
   const kreg::custom::Generated generated = kreg::custom::generate(spec);
