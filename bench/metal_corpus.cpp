@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/device.hpp"
+#include "custom/codegen.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -224,11 +225,7 @@ std::string compile_only(const Case& c, kreg::Registry& registry, int index) {
       const kreg::TemplateArg& arg = c.options.template_args[i].second;
       if (i > 0) expression += ", ";
       if (const auto* d = std::get_if<kreg::Dtype>(&arg)) {
-        static const char* kTypes[] = {"bool",     "int8_t",     "int16_t",        "int32_t",
-                                       "int64_t",  "uint8_t",    "uint16_t",       "uint32_t",
-                                       "uint64_t", "kreg::half", "kreg::bfloat16", "float",
-                                       "double",   "complex64_t"};
-        expression += kTypes[static_cast<int>(*d)];
+        expression += kreg::custom::cuda_type_name(*d);
       } else if (const auto* b = std::get_if<bool>(&arg)) {
         expression += *b ? "true" : "false";
       } else {
