@@ -79,22 +79,24 @@ constexpr std::string_view kVectorScope = "kreg_metal";
 constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
                                             "elem_to_loc_3", "ceildiv"};
 
-constexpr bool identifier_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+// Which element types the kernel's arrays and template arguments have.
+struct DtypeUse {
+  bool sixteen = false;  // half or bfloat16
+  bool complex = false;
+};
 
-// Whether `text` has `word` as a whole identifier followed, after any spaces, by `next`.
-bool names_before(std::string_view text, std::string_view word, std::string_view next) {
-  for (std::size_t at = text.find(word); at != std::string_view::npos;
-       at = text.find(word, at + 1)) {
-    if (at > 0 && identifier_char(text[at - 1])) continue;
-    std::size_t end = at + word.size();
-    while (end < text.size() && (text[end] == ' ' || text[end] == '\t' || text[end] == '\n')) {
-      ++end;
-    }
-    if (text.substr(end).starts_with(next)) return true;
+DtypeUse dtype_use(const KernelSpec& spec) {
+  DtypeUse use;
+  const auto add = [&use](Dtype d) {
+    use.sixteen = use.sixteen || d == Dtype::Float16 || d == Dtype::BFloat16;
+    use.complex = use.complex || d == Dtype::Complex64;
+  };
+  for (const InputSpec& input : spec.inputs) add(input.dtype);
+  for (const auto& output : spec.outputs) add(output.second);
+  for (const auto& arg : spec.template_args) {
+    if (const auto* d = std::get_if<Dtype>(&arg.second)) add(*d);
   }
-  return false;
+  return use;
 }
 
 void add_parameter(std::string& out, bool& first, const std::string& text) {
@@ -150,13 +152,8 @@ Generated generate(const KernelSpec& spec) {
       names_before(spec.body, kAsType, "<") || names_before(spec.header, kAsType, "<");
   bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16") ||
                  (vectors.any && uses("bfloat"));
-  const auto is_16 = [](Dtype d) { return d == Dtype::Float16 || d == Dtype::BFloat16; };
-  bool typed16 = uses("half") || uses("bfloat") || uses("float16");
-  for (const InputSpec& input : spec.inputs) typed16 = typed16 || is_16(input.dtype);
-  for (const auto& output : spec.outputs) typed16 = typed16 || is_16(output.second);
-  for (const auto& arg : spec.template_args) {
-    if (const auto* d = std::get_if<Dtype>(&arg.second)) typed16 = typed16 || is_16(*d);
-  }
+  const DtypeUse dtypes = dtype_use(spec);
+  const bool typed16 = dtypes.sixteen || uses("half") || uses("bfloat") || uses("float16");
   float16 = float16 || typed16;
   // Bodies written for MLX's cuda_kernel use cooperative groups, which MLX's preamble brings
   // with `namespace cg`. The toolkit header costs compile time, so only they get it.
@@ -170,10 +167,7 @@ Generated generate(const KernelSpec& spec) {
     out += "namespace cg = cooperative_groups;\n";
   }
   out += "#include <kreg/device/custom_types.cuh>\n";
-  bool complex = uses("complex64_t");
-  for (const InputSpec& input : spec.inputs) complex = complex || input.dtype == Dtype::Complex64;
-  for (const auto& output : spec.outputs) complex = complex || output.second == Dtype::Complex64;
-  if (complex) out += "#include <kreg/device/custom_complex.cuh>\n";
+  if (dtypes.complex || uses("complex64_t")) out += "#include <kreg/device/custom_complex.cuh>\n";
   if (float16) out += "#include <kreg/device/custom_float16.cuh>\n";
   if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
   if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";

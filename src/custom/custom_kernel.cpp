@@ -127,7 +127,7 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   state_->body = std::move(source);
   state_->options = std::move(options);
   for (const std::string& input : state_->input_names) {
-    state_->subscripted.push_back(custom::indexes(state_->body, input));
+    state_->subscripted.push_back(custom::names_before(state_->body, input, "["));
   }
   // Creating the registry starts NVRTC in the background, so that the first eval finds
   // the compiler warm when the program does other work before it. Without a driver there

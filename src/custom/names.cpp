@@ -1,5 +1,7 @@
 #include "custom/names.hpp"
 
+#include "custom/text_scan.hpp"
+
 #include <kreg/error.hpp>
 
 #include <algorithm>
@@ -8,10 +10,6 @@
 
 namespace kreg::custom {
 namespace {
-
-constexpr bool identifier_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 constexpr std::array<Attribute, 20> kAttributes = {{
     {"dispatch_quadgroups_per_threadgroup", "uint", "(kreg_dispatch_threads + 3u) / 4u"},
@@ -78,29 +76,29 @@ std::span<const Attribute> attributes() noexcept {
 
 bool is_identifier(std::string_view name) noexcept {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  return std::all_of(name.begin(), name.end(), identifier_char);
+  return std::all_of(name.begin(), name.end(), ident_char);
 }
 
 bool names(std::string_view text, std::string_view word) noexcept {
   if (word.empty()) return false;
   for (std::size_t at = text.find(word); at != std::string_view::npos;
        at = text.find(word, at + 1)) {
-    const bool starts = at == 0 || !identifier_char(text[at - 1]);
+    const bool starts = at == 0 || !ident_char(text[at - 1]);
     const std::size_t end = at + word.size();
-    const bool ends = end == text.size() || !identifier_char(text[end]);
+    const bool ends = end == text.size() || !ident_char(text[end]);
     if (starts && ends) return true;
   }
   return false;
 }
 
-bool indexes(std::string_view text, std::string_view word) noexcept {
+bool names_before(std::string_view text, std::string_view word, std::string_view next) noexcept {
   if (word.empty()) return false;
   for (std::size_t at = text.find(word); at != std::string_view::npos;
        at = text.find(word, at + 1)) {
-    if (at > 0 && identifier_char(text[at - 1])) continue;
+    if (at > 0 && ident_char(text[at - 1])) continue;
     std::size_t end = at + word.size();
-    while (end < text.size() && (text[end] == ' ' || text[end] == '\t')) ++end;
-    if (end < text.size() && text[end] == '[') return true;
+    while (end < text.size() && space(text[end])) ++end;
+    if (text.substr(end).starts_with(next)) return true;
   }
   return false;
 }

@@ -23,8 +23,10 @@ bool is_identifier(std::string_view name) noexcept;
 // not in "a_shapes" or "my_a_shape".
 bool names(std::string_view text, std::string_view word) noexcept;
 
-// Whether `text` subscripts `word`: the whole identifier, then blanks, then `[` ("d[0]").
-bool indexes(std::string_view text, std::string_view word) noexcept;
+// Whether `text` has `word` as an identifier (not the end of a longer one) followed, after
+// any blanks and line breaks, by `next`: "d" before "[" in "d [0]" (a subscript), "cg"
+// before "::", "as_type" before "<".
+bool names_before(std::string_view text, std::string_view word, std::string_view next) noexcept;
 
 // Throws InvalidArgument unless `name` can be a parameter or template parameter: an
 // identifier that is not a C++ keyword, not reserved (`__x`, `kreg...`), and not a name

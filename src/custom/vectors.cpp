@@ -1,14 +1,12 @@
 #include "custom/vectors.hpp"
 
+#include "custom/text_scan.hpp"
+
 #include <algorithm>
 #include <array>
 
 namespace kreg::custom {
 namespace {
-
-constexpr bool identifier_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 // Metal's element names: each takes 2, 3 or 4 as a vector type (`float4`, `ushort2`).
 constexpr std::array<std::string_view, 12> kElements = {"float", "half",  "bfloat", "int",
@@ -44,12 +42,12 @@ bool is_swizzle(std::string_view word) noexcept {
 void scan(std::string_view text, VectorUse& use) {
   std::size_t at = 0;
   while (at < text.size()) {
-    if (!identifier_char(text[at]) || (text[at] >= '0' && text[at] <= '9')) {
+    if (!ident_char(text[at]) || (text[at] >= '0' && text[at] <= '9')) {
       ++at;
       continue;
     }
     std::size_t end = at;
-    while (end < text.size() && identifier_char(text[end])) ++end;
+    while (end < text.size() && ident_char(text[end])) ++end;
     const std::string_view word = text.substr(at, end - at);
     const bool member =
         (at >= 1 && text[at - 1] == '.') || (at >= 2 && text[at - 2] == '-' && text[at - 1] == '>');

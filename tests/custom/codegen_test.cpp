@@ -276,5 +276,17 @@ TEST(Names, WholeWordMatching) {
   EXPECT_TRUE(custom::names("a_shapes + a_shape", "a_shape"));
 }
 
+TEST(Names, AWordBeforeWhatFollowsIt) {
+  EXPECT_TRUE(custom::names_before("out = d[0];", "d", "["));
+  EXPECT_TRUE(custom::names_before("out = d \t\n [0];", "d", "["));
+  EXPECT_FALSE(custom::names_before("out = d;", "d", "["));
+  EXPECT_FALSE(custom::names_before("out = dd[0] + d;", "d", "["));
+  EXPECT_FALSE(custom::names_before("out = (d)[0];", "d", "["));
+  EXPECT_TRUE(custom::names_before("auto g = cg::this_grid();", "cg", "::"));
+  EXPECT_FALSE(custom::names_before("auto g = mcg::x;", "cg", "::"));
+  EXPECT_TRUE(custom::names_before("as_type<uint>(x)", "as_type", "<"));
+  EXPECT_FALSE(custom::names_before("d[0]", "", "["));
+}
+
 }  // namespace
 }  // namespace kreg

@@ -200,7 +200,7 @@ void check_accepted(const Definition& def) {
 
 // A 0-d input that the body subscripts ("d[0]") is a one-element array, not a value.
 kreg::custom::InputKind kind_of(const Arg& input, std::string_view body) {
-  if (input.shape.empty() && !kreg::custom::indexes(body, input.name)) {
+  if (input.shape.empty() && !kreg::custom::names_before(body, input.name, "[")) {
     return kreg::custom::InputKind::Scalar;
   }
   std::int64_t n = 1;
