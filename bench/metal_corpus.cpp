@@ -70,30 +70,19 @@ kreg::Shape shape_of(const json& spec) {
   return shape;
 }
 
-// `values` as elements of `dtype`, packed.
+// `values` as elements of `dtype`, packed. A complex element gets an imaginary part too, so
+// that kernels reading it see more than zeros.
 std::vector<unsigned char> pack(const std::vector<double>& values, kreg::Dtype dtype) {
-  std::vector<unsigned char> bytes(values.size() * kreg::size_of(dtype));
-  unsigned char* out = bytes.data();
-  for (double v : values) {
-    auto put = [&out](const auto& x) {
-      std::memcpy(out, &x, sizeof(x));
-      out += sizeof(x);
-    };
-    switch (dtype) {
-      case kreg::Dtype::Bool: put(static_cast<std::uint8_t>(v != 0)); break;
-      case kreg::Dtype::Int8: put(static_cast<std::int8_t>(v)); break;
-      case kreg::Dtype::Int16: put(static_cast<std::int16_t>(v)); break;
-      case kreg::Dtype::Int32: put(static_cast<std::int32_t>(v)); break;
-      case kreg::Dtype::Int64: put(static_cast<std::int64_t>(v)); break;
-      case kreg::Dtype::UInt8: put(static_cast<std::uint8_t>(v)); break;
-      case kreg::Dtype::UInt16: put(static_cast<std::uint16_t>(v)); break;
-      case kreg::Dtype::UInt32: put(static_cast<std::uint32_t>(v)); break;
-      case kreg::Dtype::UInt64: put(static_cast<std::uint64_t>(v)); break;
-      case kreg::Dtype::Float16: put(kreg::half(v)); break;
-      case kreg::Dtype::BFloat16: put(kreg::bfloat16(v)); break;
-      case kreg::Dtype::Float32: put(static_cast<float>(v)); break;
-      case kreg::Dtype::Float64: put(v); break;
-      case kreg::Dtype::Complex64: put(std::complex<float>(float(v), float(-v / 2))); break;
+  const std::size_t width = kreg::size_of(dtype);
+  std::vector<unsigned char> bytes(values.size() * width);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    unsigned char* out = bytes.data() + i * width;
+    if (dtype == kreg::Dtype::Complex64) {
+      const std::complex<float> c(static_cast<float>(values[i]),
+                                  static_cast<float>(-values[i] / 2));
+      std::memcpy(out, &c, sizeof(c));
+    } else {
+      kreg::write_element(values[i], dtype, out);
     }
   }
   return bytes;
@@ -124,10 +113,15 @@ kreg::Array make_input(const json& spec, std::mt19937_64& rng) {
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     for (double& v : values) v = dist(rng);
   } else {
-    const int bits = static_cast<int>(kreg::size_of(dtype) * 8);
+    // Any bits of the type (52 at most, which a double holds exactly), signed or not.
+    const int bits = std::min(static_cast<int>(kreg::size_of(dtype) * 8), 52);
+    const bool is_signed =
+        dtype == kreg::Dtype::Int8 || dtype == kreg::Dtype::Int16 || dtype == kreg::Dtype::Int32;
+    const double offset = is_signed ? std::ldexp(1.0, bits - 1) : 0.0;
     for (double& v : values) {
-      const std::uint64_t word = rng() >> (64 - std::min(bits, 52));
-      v = dtype == kreg::Dtype::Bool ? static_cast<double>(word & 1) : static_cast<double>(word);
+      const std::uint64_t word = rng() >> (64 - bits);
+      v = dtype == kreg::Dtype::Bool ? static_cast<double>(word & 1)
+                                     : static_cast<double>(word) - offset;
     }
   }
   const std::vector<unsigned char> bytes = pack(values, dtype);

@@ -35,6 +35,11 @@ std::size_t size_of(Dtype dtype) noexcept;
 /// The printable name, e.g. "float32".
 const char* to_string(Dtype dtype) noexcept;
 
+/// Writes `value` as one element of `dtype` to `out` (`size_of(dtype)` bytes): floats round
+/// to nearest, integers truncate toward zero and saturate at their type's bounds, NaN gives
+/// an integer 0, bool is `value != 0`, and a complex gets `value` as its real part.
+void write_element(double value, Dtype dtype, void* out) noexcept;
+
 namespace detail {
 template <class T>
 struct dtype_of;

@@ -1,6 +1,5 @@
 #include "custom/custom_call.hpp"
 
-#include <kreg/device/half.cuh>
 #include <kreg/registry.hpp>
 
 #include "array/launch_support.hpp"
@@ -9,10 +8,6 @@
 #include "cuda/stream.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <string>
 
 namespace kreg::custom {
@@ -21,35 +16,6 @@ namespace {
 struct Uint3 {
   unsigned x, y, z;
 };
-
-template <class T>
-T clamped(double value) {
-  if (std::isnan(value)) return T{};
-  const auto low = static_cast<double>(std::numeric_limits<T>::lowest());
-  const auto high = static_cast<double>(std::numeric_limits<T>::max());
-  return static_cast<T>(std::clamp(value, low, high));
-}
-
-// `value` as one element of `dtype`, in `out` (8 bytes at most).
-void convert(double value, Dtype dtype, unsigned char* out) {
-  auto put = [out](const auto& v) { std::memcpy(out, &v, sizeof(v)); };
-  switch (dtype) {
-    case Dtype::Bool: put(static_cast<unsigned char>(value != 0)); break;
-    case Dtype::Int8: put(clamped<std::int8_t>(value)); break;
-    case Dtype::Int16: put(clamped<std::int16_t>(value)); break;
-    case Dtype::Int32: put(clamped<std::int32_t>(value)); break;
-    case Dtype::Int64: put(clamped<std::int64_t>(value)); break;
-    case Dtype::UInt8: put(clamped<std::uint8_t>(value)); break;
-    case Dtype::UInt16: put(clamped<std::uint16_t>(value)); break;
-    case Dtype::UInt32: put(clamped<std::uint32_t>(value)); break;
-    case Dtype::UInt64: put(clamped<std::uint64_t>(value)); break;
-    case Dtype::Float16: put(half(value)); break;
-    case Dtype::BFloat16: put(bfloat16(value)); break;
-    case Dtype::Float32: put(static_cast<float>(value)); break;
-    case Dtype::Float64: put(value); break;
-    case Dtype::Complex64: put(std::array<float, 2>{static_cast<float>(value), 0.0f}); break;
-  }
-}
 
 }  // namespace
 
@@ -126,7 +92,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     cuda::Buffer& buffer = launch.output(output_sizes[i], dtype);
     if (init_value.has_value()) {
       unsigned char value[8] = {};
-      convert(*init_value, dtype, value);
+      write_element(*init_value, dtype, value);
       cuda::fill(buffer.address(), value, size_of(dtype), static_cast<std::size_t>(output_sizes[i]),
                  stream.native().native);
     }

@@ -2,7 +2,9 @@
 // left the host. Needs no GPU.
 #include "test_support.hpp"
 
+#include <cmath>
 #include <complex>
+#include <limits>
 #include <numeric>
 
 namespace kreg {
@@ -56,6 +58,31 @@ TEST(Array, EveryDtypeRoundTripsThroughTheHost) {
     EXPECT_GT(size_of(static_cast<Dtype>(d)), 0U);
     EXPECT_STRNE(to_string(static_cast<Dtype>(d)), "unknown");
   }
+}
+
+template <class T>
+T written(double value, Dtype dtype) {
+  T out{};
+  write_element(value, dtype, &out);
+  return out;
+}
+
+TEST(Dtype, WriteElementRoundsTruncatesAndSaturates) {
+  EXPECT_EQ(written<std::int8_t>(-2.7, Dtype::Int8), -2);
+  EXPECT_EQ(written<std::int8_t>(300.0, Dtype::Int8), 127);
+  EXPECT_EQ(written<std::int8_t>(-1e9, Dtype::Int8), -128);
+  EXPECT_EQ(written<std::uint8_t>(-5.0, Dtype::UInt8), 0);
+  EXPECT_EQ(written<std::uint16_t>(70000.0, Dtype::UInt16), 65535);
+  EXPECT_EQ(written<std::int32_t>(std::nan(""), Dtype::Int32), 0);
+  EXPECT_EQ(written<std::int64_t>(-1e30, Dtype::Int64), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(written<std::uint32_t>(4e9, Dtype::UInt32), 4000000000U);
+  EXPECT_EQ(written<std::uint8_t>(0.25, Dtype::Bool), 1);
+  EXPECT_EQ(written<std::uint8_t>(0.0, Dtype::Bool), 0);
+  EXPECT_EQ(written<float>(0.1, Dtype::Float32), 0.1F);
+  EXPECT_EQ(written<double>(0.1, Dtype::Float64), 0.1);
+  EXPECT_EQ(float(written<half>(1.0 / 3, Dtype::Float16)), float(half(1.0F / 3)));
+  EXPECT_EQ(float(written<bfloat16>(-3.5, Dtype::BFloat16)), -3.5F);
+  EXPECT_EQ((written<std::complex<float>>(2.5, Dtype::Complex64)), std::complex<float>(2.5F, 0));
 }
 
 TEST(Array, BadConstruction) {
