@@ -6,6 +6,7 @@
 #include <kreg/array.hpp>
 #include <kreg/types.hpp>
 
+#include <cstdint>
 #include <optional>
 
 extern "C" {
@@ -26,11 +27,20 @@ enum class DlpackRelease {
   Immediately,
 };
 
+/// DLPack's `DLDataType` fields for a dtype, for code that builds `DLTensor`s itself: copy
+/// them into the tensor's `dtype`. One lane; bool is DLPack's `kDLBool` (code 6).
+struct DlpackDtype {
+  std::uint8_t code = 0;
+  std::uint8_t bits = 0;
+  std::uint16_t lanes = 1;
+};
+DlpackDtype dlpack_dtype(Dtype dtype) noexcept;
+
 /// An array over a GPU tensor's memory, without a copy. The array takes the tensor over
 /// and calls its deleter once the last array (or view) using the memory is gone.
 ///
 /// The tensor must be on a CUDA device (`kDLCUDA` or `kDLCUDAManaged`), with one lane, a
-/// dtype kreg has (int/uint 8-64, float 16/32/64, bfloat16, bool), and at most 8
+/// dtype kreg has (int/uint 8-64, float 16/32/64, bfloat16, complex64, bool), and at most 8
 /// dimensions; otherwise this throws `InvalidArgument` and the caller keeps the tensor.
 /// A host tensor (`kDLCPU`, `kDLCUDAHost`) is the exception: its elements are copied (in
 /// row-major order, whatever its strides) into an array that keeps them on the host until

@@ -20,8 +20,6 @@
 namespace kreg::python {
 namespace {
 
-// DLPack's bool type code (0.8 on); the packaged 0.6 header predates it.
-constexpr std::uint8_t kDLBoolCode = 6;
 // The legacy default stream, as DLPack and the driver API spell it.
 constexpr std::uintptr_t kLegacyStream = 1;
 
@@ -164,23 +162,11 @@ Framework classify_type(nb::handle value) {
 }
 
 DLDataType dl_type(Dtype dtype) {
+  const DlpackDtype d = dlpack_dtype(dtype);
   DLDataType t{};
-  t.lanes = 1;
-  t.bits = static_cast<std::uint8_t>(8 * size_of(dtype));
-  switch (dtype) {
-    case Dtype::Bool: t.code = kDLBoolCode; break;
-    case Dtype::Int8:
-    case Dtype::Int16:
-    case Dtype::Int32:
-    case Dtype::Int64: t.code = kDLInt; break;
-    case Dtype::UInt8:
-    case Dtype::UInt16:
-    case Dtype::UInt32:
-    case Dtype::UInt64: t.code = kDLUInt; break;
-    case Dtype::BFloat16: t.code = kDLBfloat; break;
-    case Dtype::Complex64: t.code = kDLComplex; break;
-    default: t.code = kDLFloat; break;
-  }
+  t.code = d.code;
+  t.bits = d.bits;
+  t.lanes = d.lanes;
   return t;
 }
 

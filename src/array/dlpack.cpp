@@ -60,25 +60,11 @@ Dtype dtype_from(DLDataType type) {
 }
 
 DLDataType dtype_to(Dtype dtype) {
+  const DlpackDtype d = dlpack_dtype(dtype);
   DLDataType type{};
-  type.lanes = 1;
-  type.bits = static_cast<std::uint8_t>(8 * size_of(dtype));
-  switch (dtype) {
-    case Dtype::Bool: type.code = kDLBoolCode; break;
-    case Dtype::Int8:
-    case Dtype::Int16:
-    case Dtype::Int32:
-    case Dtype::Int64: type.code = kDLInt; break;
-    case Dtype::UInt8:
-    case Dtype::UInt16:
-    case Dtype::UInt32:
-    case Dtype::UInt64: type.code = kDLUInt; break;
-    case Dtype::BFloat16: type.code = kDLBfloat; break;
-    case Dtype::Float16:
-    case Dtype::Float32:
-    case Dtype::Float64: type.code = kDLFloat; break;
-    case Dtype::Complex64: type.code = kDLComplex; break;
-  }
+  type.code = d.code;
+  type.bits = d.bits;
+  type.lanes = d.lanes;
   return type;
 }
 
@@ -137,6 +123,28 @@ std::vector<unsigned char> gather_host(const DLTensor& t, const Shape& shape, co
 }
 
 }  // namespace
+
+DlpackDtype dlpack_dtype(Dtype dtype) noexcept {
+  DlpackDtype type;
+  type.bits = static_cast<std::uint8_t>(8 * size_of(dtype));
+  switch (dtype) {
+    case Dtype::Bool: type.code = kDLBoolCode; break;
+    case Dtype::Int8:
+    case Dtype::Int16:
+    case Dtype::Int32:
+    case Dtype::Int64: type.code = kDLInt; break;
+    case Dtype::UInt8:
+    case Dtype::UInt16:
+    case Dtype::UInt32:
+    case Dtype::UInt64: type.code = kDLUInt; break;
+    case Dtype::BFloat16: type.code = kDLBfloat; break;
+    case Dtype::Float16:
+    case Dtype::Float32:
+    case Dtype::Float64: type.code = kDLFloat; break;
+    case Dtype::Complex64: type.code = kDLComplex; break;
+  }
+  return type;
+}
 
 Array from_dlpack(DLManagedTensor* tensor, DlpackRelease release) {
   if (tensor == nullptr) invalid("the tensor is null");

@@ -84,5 +84,24 @@ TEST(DlpackHost, BadHostTensorIsLeftWithTheCaller) {
   EXPECT_EQ(deleted, 1);
 }
 
+TEST(DlpackHost, EveryDtypeCrossesAsItsDlpackType) {
+  EXPECT_EQ(dlpack_dtype(Dtype::Float32).code, kDLFloat);
+  EXPECT_EQ(dlpack_dtype(Dtype::BFloat16).code, kDLBfloat);
+  EXPECT_EQ(dlpack_dtype(Dtype::UInt16).code, kDLUInt);
+  EXPECT_EQ(dlpack_dtype(Dtype::Complex64).bits, 64);
+  for (int d = 0; d <= static_cast<int>(Dtype::Complex64); ++d) {
+    const auto dtype = static_cast<Dtype>(d);
+    const DlpackDtype type = dlpack_dtype(dtype);
+    EXPECT_EQ(type.bits, 8 * size_of(dtype));
+    EXPECT_EQ(type.lanes, 1);
+    // from_dlpack reads the type back as the same dtype.
+    int deleted = 0;
+    DLManagedTensor* tensor = make_host({1, 2}, {1}, {}, &deleted);
+    tensor->dl_tensor.dtype = DLDataType{type.code, type.bits, type.lanes};
+    EXPECT_EQ(from_dlpack(tensor).dtype(), dtype) << to_string(dtype);
+    EXPECT_EQ(deleted, 1);
+  }
+}
+
 }  // namespace
 }  // namespace kreg
