@@ -191,8 +191,10 @@ Generated generate(const KernelSpec& spec) {
   // Conditionals that mix kreg's 16-bit floats with float are ambiguous in C++ (ternaries.hpp).
   const bool ternaries = typed16 && !toolkit && uses("?");
   if (ternaries) out += "#include <kreg/device/custom_ternary.cuh>\n";
-  const auto rewrite = [ternaries](std::string_view text, TextScope scope) {
-    std::string rewritten = rewrite_address_spaces(text, scope);
+  const bool unqualify = vectors.any;
+  const auto rewrite = [ternaries, unqualify](std::string_view text, TextScope scope) {
+    std::string rewritten =
+        rewrite_address_spaces(unqualify ? unqualify_vectors(text) : std::string(text), scope);
     return ternaries ? rewrite_ternaries(rewritten) : rewritten;
   };
   if (vectors.any) {

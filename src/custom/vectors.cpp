@@ -13,14 +13,22 @@ constexpr std::array<std::string_view, 12> kElements = {"float", "half",  "bfloa
                                                         "uint",  "short", "ushort", "char",
                                                         "uchar", "bool",  "long",   "ulong"};
 
-// `uint3` alone does not count: the thread-position attributes are CUDA's uint3 then, whose
-// x, y and z are all such a body reads, and the kernel compiles as it did.
-bool is_vector_type(std::string_view word) noexcept {
-  if (word.size() < 4 || word == "uint3") return false;
+constexpr std::string_view kPacked = "packed_";
+
+// A Metal vector type's name: `float4`, `ushort2`, `packed_float3`.
+bool names_vector(std::string_view word) noexcept {
+  if (word.starts_with(kPacked)) word.remove_prefix(kPacked.size());
+  if (word.size() < 4) return false;
   const char last = word.back();
   if (last < '2' || last > '4') return false;
   const std::string_view element = word.substr(0, word.size() - 1);
   return std::find(kElements.begin(), kElements.end(), element) != kElements.end();
+}
+
+// `uint3` alone does not count: the thread-position attributes are CUDA's uint3 then, whose
+// x, y and z are all such a body reads, and the kernel compiles as it did.
+bool is_vector_type(std::string_view word) noexcept {
+  return word != "uint3" && names_vector(word);
 }
 
 // The component a swizzle letter names, or -1: `xyzw` and `rgba`, one set per swizzle.
@@ -72,6 +80,38 @@ VectorUse vector_use(std::string_view body, std::string_view header) {
   std::sort(use.swizzles.begin(), use.swizzles.end());
   use.swizzles.erase(std::unique(use.swizzles.begin(), use.swizzles.end()), use.swizzles.end());
   return use;
+}
+
+std::string unqualify_vectors(std::string_view text) {
+  constexpr std::string_view kScope = "metal::";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t inert = skip_inert(text, i);
+    if (inert != i) {
+      out.append(text.substr(i, inert - i));
+      i = inert;
+      continue;
+    }
+    const bool starts_word = i == 0 || !ident_char(text[i - 1]);
+    // `::metal::` is the global one; `my::metal::` is someone else's.
+    const bool global = i >= 2 && text.substr(i - 2, 2) == "::";
+    const bool nested = global && i >= 3 && ident_char(text[i - 3]);
+    if (starts_word && !nested && text.substr(i).starts_with(kScope)) {
+      std::size_t end = i + kScope.size();
+      while (end < text.size() && ident_char(text[end])) ++end;
+      const std::string_view word = text.substr(i + kScope.size(), end - i - kScope.size());
+      if (names_vector(word)) {
+        // `::metal::float4` loses its leading `::` too, or it would name CUDA's float4.
+        if (global) out.resize(out.size() - 2);
+        i += kScope.size();
+        continue;
+      }
+    }
+    out += text[i++];
+  }
+  return out;
 }
 
 std::string swizzle_macro(const std::vector<std::string>& swizzles) {

@@ -19,6 +19,13 @@ struct VectorUse {
 // time, nothing else).
 VectorUse vector_use(std::string_view body, std::string_view header);
 
+// The text with `metal::` (and `::metal::`) dropped before each Metal vector type name
+// (`metal::float4`, `metal::packed_half3`), comments and literals left alone. The generated
+// kernel's namespace gives the bare names their Metal meaning; namespace `metal` cannot
+// declare them itself, because `using namespace metal;` at global scope would then make
+// every use of CUDA's `float4` there ambiguous.
+std::string unqualify_vectors(std::string_view text);
+
 // "#define KREG_METAL_SWIZZLES(S) S(xy, 0, 1) ...\n", empty of swizzles when there are none.
 std::string swizzle_macro(const std::vector<std::string>& swizzles);
 

@@ -303,6 +303,49 @@ TEST(MetalVectors, CudaVectorsFromTheToolkitHeaders) {
             "");
 }
 
+TEST(MetalVectors, PackedVectorsKeepTheirElementsLayout) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "static_assert(sizeof(packed_float3) == 12, \"\");\n"
+                          "static_assert(alignof(packed_float3) == 4, \"\");\n"
+                          "static_assert(sizeof(packed_half4) == 8 && sizeof(packed_uchar3) == 3, "
+                          "\"\");\n"
+                          "const device packed_float3* p = (const device packed_float3*)a;\n"
+                          "packed_float3 q = p[i];\n"
+                          "float3 f = q;\n"
+                          "q = f * 2.0f;\n"
+                          "q.yz = float2(q.x, 1.0f);\n"
+                          "q += 1.0f;\n"
+                          "packed_int2 n = packed_int2(int2(q.xy));\n"
+                          "out[i] = q[0] + float3(q).z + metal::dot(q, f) + n.y + length(f - q);\n",
+                          "using namespace metal;\n"),
+            "");
+}
+
+TEST(MetalVectors, QualifiedVectorNames) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "metal::float4 v = metal::float4(a[i]);\n"
+                          "::metal::half2 h = ::metal::half2(v.xy);\n"
+                          "metal::packed_float3 p = v.xyz;\n"
+                          "metal::vec<float, 2> w = v.zw;\n"
+                          "out[i] = v.w + float(h.y) + p.z + w.x + twice(v).x;\n",
+                          "metal::float4 twice(metal::float4 v) { return v * 2; }\n"),
+            "");
+}
+
+TEST(MetalVectorsText, QualifiedVectorNamesLoseTheirNamespace) {
+  using custom::unqualify_vectors;
+  EXPECT_EQ(unqualify_vectors("metal::float4 v = ::metal::packed_half3(x); metal::uint3 u;"),
+            "float4 v = packed_half3(x); uint3 u;");
+  EXPECT_EQ(unqualify_vectors("metal::exp(x) + metal::vec<float, 2>(1) + metal::float5"),
+            "metal::exp(x) + metal::vec<float, 2>(1) + metal::float5");
+  EXPECT_EQ(unqualify_vectors("kreg_metal::float4 a; my::metal::float2 b; xmetal::float4 c;"),
+            "kreg_metal::float4 a; my::metal::float2 b; xmetal::float4 c;");
+  EXPECT_EQ(unqualify_vectors("// metal::float4\n\"metal::float4\" metal::float4"),
+            "// metal::float4\n\"metal::float4\" float4");
+  EXPECT_TRUE(custom::vector_use("packed_float3 p;", "").any);
+  EXPECT_TRUE(custom::vector_use("packed_uint3 p;", "").any);
+}
+
 TEST(MetalVectorsText, ScansTypesAndSwizzles) {
   using custom::vector_use;
   EXPECT_FALSE(vector_use("out[i] = a[i] * 4; float x4 = 1; int float5 = 2;", "").any);

@@ -391,12 +391,15 @@ void check_source(const Definition& def, const std::string& source) {
       source.find("#include <kreg/device/custom_ternary.cuh>\n") != std::string::npos;
   KREG_FUZZ_CHECK(!ternaries || code.find('?') != std::string::npos,
                   "the conditional helper for a kernel without a conditional");
-  const auto rewritten = [ternaries](std::string_view text, kreg::custom::TextScope scope) {
-    std::string out = kreg::custom::rewrite_address_spaces(text, scope);
+  // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp),
+  // and, with vectors, `metal::` dropped before vector type names (vectors.hpp).
+  const bool vectors = uses_vectors(def);
+  const auto rewritten = [ternaries, vectors](std::string_view text,
+                                              kreg::custom::TextScope scope) {
+    std::string out = kreg::custom::rewrite_address_spaces(
+        vectors ? kreg::custom::unqualify_vectors(text) : std::string(text), scope);
     return ternaries ? kreg::custom::rewrite_ternaries(out) : out;
   };
-  // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp).
-  const bool vectors = uses_vectors(def);
   const kreg::custom::HoistedHeader hoisted = kreg::custom::hoist_includes(def.options.header);
   std::string header =
       rewritten(vectors ? std::string_view(hoisted.rest) : std::string_view(def.options.header),

@@ -2,8 +2,8 @@
 // barriers (with and without threads past the grid), program-scope constant tables and
 // helpers from a <metal_stdlib> header, SIMD-group scans, shuffles and votes against a
 // lane-by-lane reference, Metal's vector types (constructors, swizzles read and written,
-// arithmetic, math, loads through cast pointers) and simdgroup matrices against a float64
-// reference, and a body written for MLX's cuda_kernel. Outputs are
+// arithmetic, math, loads through cast pointers, packed vectors) and simdgroup matrices
+// against a float64 reference, and a body written for MLX's cuda_kernel. Outputs are
 // poisoned (init_value NaN) so that an unwritten element shows.
 #include "test_support.hpp"
 
@@ -335,6 +335,29 @@ TEST_F(CustomMetalGpu, VectorLoadsAndStoresThroughCastPointers) {
   }
 }
 
+// packed_float3 is 12 bytes: element i of a packed buffer starts at float 3 * i, where a
+// float3 buffer's would start at 4 * i.
+TEST_F(CustomMetalGpu, PackedVectorsReadAndWriteUnpaddedTriples) {
+  constexpr int kTriples = 1000;
+  const std::vector<float> a = random(3 * kTriples, -2, 2);
+  const CustomKernel packed("packed_triples", {"a"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "const device packed_float3* p = (const device packed_float3*)a;\n"
+                            "packed_float3 q = p[i];\n"
+                            "float3 f = q;\n"
+                            "metal::packed_float3 r = f.zxy * 2.0f + q;\n"
+                            "r.y += 1.0f;\n"
+                            "((device packed_float3*)out)[i] = r;\n");
+  const std::vector<float> got = run(packed, a, std::int64_t{3} * kTriples, kTriples, 128);
+  for (int i = 0; i < kTriples; ++i) {
+    const float* q = &a[std::size_t{3} * i];
+    const double want[3] = {2.0 * q[2] + q[0], 2.0 * q[0] + q[1] + 1.0, 2.0 * q[1] + q[2]};
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_NEAR(got[3 * i + k], want[k], 1e-5) << "triple " << i << ", " << k;
+    }
+  }
+}
+
 TEST_F(CustomMetalGpu, VectorMathAndGeometry) {
   const std::vector<float> a = random(1000, -2, 2);
   expect_rows("vector_math",
@@ -460,7 +483,7 @@ TEST_F(CustomMetalGpu, SimdgroupMatricesMultiplyTiles) {
       kernel.apply({Array::from_data(a, {kN, kN}), Array::from_data(b, {kN, kN})},
                    {OutputSpec{{kN, kN}, Dtype::Float32}}, Dim3{128}, Dim3{128}, options);
   const std::vector<float> got = out[0].to_vector<float>();
-  std::vector<double> want(kN * kN);
+  std::vector<double> want(std::size_t{kN} * kN);
   for (int i = 0; i < kN; ++i) {
     for (int j = 0; j < kN; ++j) {
       double sum = i % 8 == j % 8 ? 0.5 : 0.0;  // each tile starts from 0.5 I
@@ -475,7 +498,7 @@ TEST_F(CustomMetalGpu, SimdgroupMatricesMultiplyTiles) {
 // origin, a filled matrix and simdgroup_multiply.
 TEST_F(CustomMetalGpu, SimdgroupMatrixLayoutTransposeAndOrigin) {
   constexpr int kN = 16;
-  std::vector<float> a(kN * kN);
+  std::vector<float> a(std::size_t{kN} * kN);
   for (int i = 0; i < kN * kN; ++i) a[i] = static_cast<float>(i);
   const CustomKernel kernel(
       "matrix_layout", {"a"}, {"out"},
@@ -496,7 +519,7 @@ TEST_F(CustomMetalGpu, SimdgroupMatrixLayoutTransposeAndOrigin) {
   for (int lane = 0; lane < 32; ++lane) {
     const int row = ((lane >> 4) & 1) * 4 + ((lane >> 1) & 3);
     const int col = ((lane >> 3) & 1) * 4 + (lane & 1) * 2;
-    ASSERT_EQ(got[lane * 2], a[row * kN + col]) << "lane " << lane;
+    ASSERT_EQ(got[std::size_t{2} * lane], a[row * kN + col]) << "lane " << lane;
     ASSERT_EQ(got[lane * 2 + 1], a[row * kN + col + 1]) << "lane " << lane;
   }
   for (int r = 0; r < 8; ++r) {
@@ -619,7 +642,7 @@ TEST_F(CustomMetalGpu, Complex64ArithmeticMatchesAComplexReference) {
   std::vector<std::complex<float>> z(kN);
   std::vector<float> k(kN);
   for (int i = 0; i < kN; ++i) {
-    z[i] = {re[2 * i], re[2 * i + 1]};
+    z[i] = {re[std::size_t{2} * i], re[std::size_t{2} * i + 1]};
     k[i] = re[(7 * i) % (2 * kN)] + 3.0f;  // away from zero: it divides
   }
   const CustomKernel kernel("complex_ops", {"z", "k"}, {"out", "mag"},

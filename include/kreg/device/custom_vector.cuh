@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// Metal's vector types for custom kernels: `metal::vec<T, N>` (N = 2, 3, 4) with Metal's
-/// constructors, swizzles, indexing and component-wise operators. CUDA's own `float4` and
+/// constructors, swizzles, indexing and component-wise operators, and the packed
+/// `metal::packed_vec<T, N>` (`packed_float3`) without padding. CUDA's own `float4` and
 /// friends are structs at global scope with none of these, so a generated kernel that uses
 /// vectors is written inside namespace `kreg_metal`, where the Metal names (`float4`,
 /// `uint3`, ...) are aliases of `metal::vec` and hide CUDA's.
@@ -25,17 +26,22 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
 #ifndef KREG_METAL_SWIZZLES
-#define KREG_METAL_SWIZZLES(S)                                                                    \
-  S(xy, 0, 1)                                                                                     \
-  S(yx, 1, 0) S(xz, 0, 2) S(yz, 1, 2) S(zw, 2, 3) S(xyz, 0, 1, 2) S(zyx, 2, 1, 0) S(yzw, 1, 2, 3) \
-      S(xyzw, 0, 1, 2, 3) S(wzyx, 3, 2, 1, 0) S(rg, 0, 1) S(rgb, 0, 1, 2) S(bgr, 2, 1, 0)         \
-          S(rgba, 0, 1, 2, 3) S(bgra, 2, 1, 0, 3)
+#define KREG_METAL_SWIZZLES(S)                                                            \
+  S(xy, 0, 1)                                                                             \
+  S(yx, 1, 0)                                                                             \
+  S(xz, 0, 2)                                                                             \
+  S(yz, 1, 2)                                                                             \
+  S(zw, 2, 3) S(xyz, 0, 1, 2) S(zyx, 2, 1, 0) S(yzw, 1, 2, 3) S(xyzw, 0, 1, 2, 3)         \
+      S(wzyx, 3, 2, 1, 0) S(rg, 0, 1) S(rgb, 0, 1, 2) S(bgr, 2, 1, 0) S(rgba, 0, 1, 2, 3) \
+          S(bgra, 2, 1, 0, 3)
 #endif
 
 namespace metal {
 
 template <class T, int N>
 struct vec;
+template <class T, int N>
+struct packed_vec;
 template <class T, int... I>
 struct swizzle;
 
@@ -58,6 +64,11 @@ struct traits {
 };
 template <class T, int N>
 struct traits<vec<T, N>> {
+  static constexpr int size = N;
+  using element = T;
+};
+template <class T, int N>
+struct traits<packed_vec<T, N>> {
   static constexpr int size = N;
   using element = T;
 };
@@ -113,6 +124,10 @@ template <class T, int N>
 __device__ inline T component(const vec<T, N>& a, int k) {
   return a[k];
 }
+template <class T, int N>
+__device__ inline T component(const packed_vec<T, N>& a, int k) {
+  return a[k];
+}
 template <class T, int... I>
 __device__ inline T component(const swizzle<T, I...>& a, int k) {
   return a.get(k);
@@ -158,11 +173,13 @@ using swizzle_for =
 // The components, overlaid with the swizzles: `all_` moves the whole vector in one access.
 #define KREG_METAL_SWIZZLE_MEMBER(name, ...) swizzle_for<T, N, __VA_ARGS__> name;
 
-template <class T, int N>
+// Packed storage is the components alone, with T's alignment and no padding (a
+// packed_float3 is 12 bytes).
+template <class T, int N, bool Packed>
 struct storage;
 
-template <class T>
-struct alignas(2 * sizeof(T)) storage<T, 2> {
+template <class T, bool Packed>
+struct alignas(Packed ? alignof(T) : 2 * sizeof(T)) storage<T, 2, Packed> {
   static constexpr int N = 2;
   struct words {
     T v[2];
@@ -179,11 +196,11 @@ struct alignas(2 * sizeof(T)) storage<T, 2> {
   };
 };
 
-template <class T>
-struct alignas(4 * sizeof(T)) storage<T, 3> {
+template <class T, bool Packed>
+struct alignas(Packed ? alignof(T) : 4 * sizeof(T)) storage<T, 3, Packed> {
   static constexpr int N = 3;
   struct words {
-    T v[4];  // Metal pads three components to four
+    T v[Packed ? 3 : 4];  // Metal pads three components to four
   };
   union {
     words all_;
@@ -197,8 +214,8 @@ struct alignas(4 * sizeof(T)) storage<T, 3> {
   };
 };
 
-template <class T>
-struct alignas(4 * sizeof(T)) storage<T, 4> {
+template <class T, bool Packed>
+struct alignas(Packed ? alignof(T) : 4 * sizeof(T)) storage<T, 4, Packed> {
   static constexpr int N = 4;
   struct words {
     T v[4];
@@ -217,11 +234,39 @@ struct alignas(4 * sizeof(T)) storage<T, 4> {
 
 #undef KREG_METAL_SWIZZLE_MEMBER
 
+/// What vectors and packed vectors share over their storage: indexing and the compound
+/// assignments, which assign the vector result of the operator.
+template <class Self, class T, class Storage>
+struct indexed : Storage {
+  __device__ T& operator[](int k) { return this->all_.v[k]; }
+  __device__ const T& operator[](int k) const { return this->all_.v[k]; }
+
+  template <class B>
+  __device__ Self& operator+=(const B& b) {
+    return self() = self() + b;
+  }
+  template <class B>
+  __device__ Self& operator-=(const B& b) {
+    return self() = self() - b;
+  }
+  template <class B>
+  __device__ Self& operator*=(const B& b) {
+    return self() = self() * b;
+  }
+  template <class B>
+  __device__ Self& operator/=(const B& b) {
+    return self() = self() / b;
+  }
+
+ private:
+  __device__ Self& self() { return static_cast<Self&>(*this); }
+};
+
 }  // namespace vector_detail
 
 /// Metal's `vec<T, N>`: `float4` is `vec<float, 4>`.
 template <class T, int N>
-struct vec : vector_detail::storage<T, N> {
+struct vec : vector_detail::indexed<vec<T, N>, T, vector_detail::storage<T, N, false>> {
   static_assert(N >= 2 && N <= 4, "Metal's vectors have 2, 3 or 4 components");
 
   vec() = default;
@@ -281,26 +326,6 @@ struct vec : vector_detail::storage<T, N> {
     return c;
   }
 
-  __device__ T& operator[](int k) { return this->all_.v[k]; }
-  __device__ const T& operator[](int k) const { return this->all_.v[k]; }
-
-  template <class B>
-  __device__ vec& operator+=(const B& b) {
-    return *this = *this + b;
-  }
-  template <class B>
-  __device__ vec& operator-=(const B& b) {
-    return *this = *this - b;
-  }
-  template <class B>
-  __device__ vec& operator*=(const B& b) {
-    return *this = *this * b;
-  }
-  template <class B>
-  __device__ vec& operator/=(const B& b) {
-    return *this = *this / b;
-  }
-
  private:
   template <class A>
   __device__ void put(int& k, const A& a) {
@@ -311,6 +336,59 @@ struct vec : vector_detail::storage<T, N> {
     } else {
       this->all_.v[k++] = T(a);
     }
+  }
+};
+
+/// Metal's packed vectors (`packed_float3`): the components of `vec<T, N>` without its
+/// padding or alignment, as laid out in buffers of packed structs. They convert to and from
+/// the vectors of their element type implicitly (to other element types explicitly), read
+/// and write components (`.x`, `[k]`, swizzles), and combine with vectors and scalars as a
+/// vector does, giving a `vec`.
+template <class T, int N>
+struct packed_vec
+    : vector_detail::indexed<packed_vec<T, N>, T, vector_detail::storage<T, N, true>> {
+  static_assert(N >= 2 && N <= 4, "Metal's packed vectors have 2, 3 or 4 components");
+
+  packed_vec() = default;
+  packed_vec(const packed_vec&) = default;
+  __device__ packed_vec& operator=(const packed_vec& other) {
+    this->all_ = other.all_;
+    return *this;
+  }
+
+  /// Every component from one scalar.
+  template <class U, vector_detail::when<vector_detail::is_scalar<U>> = 0>
+  __device__ packed_vec(U s) {
+    for (int k = 0; k < N; ++k) this->all_.v[k] = T(s);
+  }
+  /// From scalars and vectors whose components add up to N, as `vec`'s constructor.
+  template <class A, class B, class... R,
+            vector_detail::when<vector_detail::components<A> + vector_detail::components<B> +
+                                    (0 + ... + vector_detail::components<R>) ==
+                                N> = 0>
+  __device__ packed_vec(const A& a, const B& b, const R&... rest) {
+    *this = vec<T, N>(a, b, rest...);
+  }
+  /// From a vector, swizzle or packed vector of the same element type.
+  template <class V, vector_detail::when<
+                         vector_detail::traits<V>::size == N &&
+                         vector_detail::is_same<typename vector_detail::traits<V>::element, T>> = 0>
+  __device__ packed_vec(const V& v) {
+    for (int k = 0; k < N; ++k) this->all_.v[k] = vector_detail::component(v, k);
+  }
+  /// From a vector of another element type, converted component-wise (explicit, as in
+  /// Metal).
+  template <class V, vector_detail::when<vector_detail::traits<V>::size == N &&
+                                         !vector_detail::is_same<
+                                             typename vector_detail::traits<V>::element, T>> = 0>
+  __device__ explicit packed_vec(const V& v) {
+    for (int k = 0; k < N; ++k) this->all_.v[k] = T(vector_detail::component(v, k));
+  }
+
+  __device__ operator vec<T, N>() const {
+    vec<T, N> v;
+    for (int k = 0; k < N; ++k) v[k] = this->all_.v[k];
+    return v;
   }
 };
 
@@ -438,11 +516,15 @@ __device__ inline bool any(const vec<bool, N>& v) {
 /// live here rather than in `metal`, because `using namespace metal;` at global scope would
 /// make them clash with CUDA's.
 namespace kreg_metal {
+using metal::packed_vec;
 using metal::vec;
-#define KREG_METAL_VECTOR_NAMES(name, type) \
-  using name##2 = metal::vec<type, 2>;      \
-  using name##3 = metal::vec<type, 3>;      \
-  using name##4 = metal::vec<type, 4>;
+#define KREG_METAL_VECTOR_NAMES(name, type)            \
+  using name##2 = metal::vec<type, 2>;                 \
+  using name##3 = metal::vec<type, 3>;                 \
+  using name##4 = metal::vec<type, 4>;                 \
+  using packed_##name##2 = metal::packed_vec<type, 2>; \
+  using packed_##name##3 = metal::packed_vec<type, 3>; \
+  using packed_##name##4 = metal::packed_vec<type, 4>;
 KREG_METAL_VECTOR_NAMES(float, float)
 KREG_METAL_VECTOR_NAMES(int, int)
 KREG_METAL_VECTOR_NAMES(uint, unsigned)
