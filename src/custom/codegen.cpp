@@ -114,7 +114,9 @@ InputParams input_params(std::string_view body, const InputSpec& input) {
           names(body, name + "_ndim")};
 }
 
-Generated generate(const KernelSpec& spec) {
+namespace {
+
+Generated generate_composed(const KernelSpec& spec) {
   const std::string function = "kreg_custom_" + std::string(spec.name);
   std::string out;
   out.reserve(1024 + spec.body.size() + spec.header.size());
@@ -364,6 +366,19 @@ Generated generate(const KernelSpec& spec) {
   }
   generated.source = std::move(out);
   return generated;
+}
+
+}  // namespace
+
+Generated generate(const KernelSpec& spec) {
+  // Swizzles of swizzles become single swizzles first, so every later step sees those.
+  std::string body = compose_swizzles(spec.body, spec.body, spec.header);
+  std::string header = compose_swizzles(spec.header, spec.body, spec.header);
+  if (body == spec.body && header == spec.header) return generate_composed(spec);
+  KernelSpec composed = spec;
+  composed.body = body;
+  composed.header = header;
+  return generate_composed(composed);
 }
 
 std::string numbered(std::string_view source) {

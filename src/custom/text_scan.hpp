@@ -3,6 +3,7 @@
 // source step over. Pure text, no C++ parsing.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace kreg::custom {
@@ -38,6 +39,16 @@ inline std::size_t skip_inert(std::string_view text, std::size_t i) {
     return j < text.size() ? j + 1 : text.size();
   }
   return i;
+}
+
+// For rewrites that copy what they leave: appends the comment or literal starting at `i` to
+// `out` and moves `i` past it. False, with nothing done, when none starts there.
+inline bool copy_inert(std::string_view text, std::size_t& i, std::string& out) {
+  const std::size_t end = skip_inert(text, i);
+  if (end == i) return false;
+  out.append(text.substr(i, end - i));
+  i = end;
+  return true;
 }
 
 }  // namespace kreg::custom

@@ -82,18 +82,98 @@ VectorUse vector_use(std::string_view body, std::string_view header) {
   return use;
 }
 
+namespace {
+
+// The letter set a swizzle word is written in, or empty.
+std::string_view set_of(std::string_view word) noexcept {
+  for (std::string_view set : {std::string_view("xyzw"), std::string_view("rgba")}) {
+    if (!word.empty() &&
+        std::all_of(word.begin(), word.end(), [&](char c) { return component(c, set) >= 0; })) {
+      return set;
+    }
+  }
+  return {};
+}
+
+// Whether `word` stands anywhere in `text` as an identifier of its own, not after `.` or
+// `->`: a struct member declared `float2 xy;`, say.
+bool stands_alone(std::string_view text, std::string_view word) noexcept {
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at > 0 && ident_char(text[at - 1])) || (end < text.size() && ident_char(text[end]))) {
+      continue;
+    }
+    std::size_t before = at;
+    while (before > 0 && space(text[before - 1])) --before;
+    const bool member = (before >= 1 && text[before - 1] == '.') ||
+                        (before >= 2 && text.substr(before - 2, 2) == "->");
+    if (!member) return true;
+  }
+  return false;
+}
+
+// At `at`, a member access `.word` (no blanks): the word's end, or `at` if there is none.
+std::size_t member_word(std::string_view text, std::size_t at) noexcept {
+  if (at >= text.size() || text[at] != '.') return at;
+  std::size_t end = at + 1;
+  while (end < text.size() && ident_char(text[end])) ++end;
+  return end;
+}
+
+}  // namespace
+
+std::string compose_swizzles(std::string_view text, std::string_view body,
+                             std::string_view header) {
+  std::string out;
+  std::size_t i = 0;
+  bool changed = false;
+  while (i < text.size()) {
+    if (copy_inert(text, i, out)) continue;
+    // A member access, `.` or `->`, after a name, a call or a subscript.
+    const std::size_t access = text[i] == '.' ? 1 : text.substr(i).starts_with("->") ? 2 : 0;
+    const bool after_word =
+        i > 0 && (ident_char(text[i - 1]) || text[i - 1] == ')' || text[i - 1] == ']');
+    std::size_t first_end = i + access;
+    while (access > 0 && first_end < text.size() && ident_char(text[first_end])) ++first_end;
+    std::string word(text.substr(i + access, first_end - i - access));
+    if (access == 0 || !after_word || word.size() < 2 || word.size() > 4 || set_of(word).empty() ||
+        stands_alone(body, word) || stands_alone(header, word)) {
+      out += text[i++];
+      continue;
+    }
+    // `.xyz.yx` picks components of the picked components: `.yx`; `.zw.x` is `.z`.
+    std::size_t end = first_end;
+    for (std::size_t next_end = member_word(text, end); next_end > end + 1;
+         next_end = member_word(text, end)) {
+      const std::string_view next = text.substr(end + 1, next_end - end - 1);
+      const std::string_view next_set = set_of(next);
+      if (next_set.empty() || next.size() > 4) break;
+      std::string picked;
+      for (char c : next) {
+        const int k = component(c, next_set);
+        if (k >= static_cast<int>(word.size())) break;
+        picked += word[static_cast<std::size_t>(k)];
+      }
+      if (picked.size() != next.size()) break;  // past the swizzle: the compiler says so
+      word = picked;
+      end = next_end;
+      changed = true;
+    }
+    out.append(text.substr(i, access));
+    out += word;
+    i = end;
+  }
+  return changed ? out : std::string(text);
+}
+
 std::string unqualify_vectors(std::string_view text) {
   constexpr std::string_view kScope = "metal::";
   std::string out;
   out.reserve(text.size());
   std::size_t i = 0;
   while (i < text.size()) {
-    const std::size_t inert = skip_inert(text, i);
-    if (inert != i) {
-      out.append(text.substr(i, inert - i));
-      i = inert;
-      continue;
-    }
+    if (copy_inert(text, i, out)) continue;
     const bool starts_word = i == 0 || !ident_char(text[i - 1]);
     // `::metal::` is the global one; `my::metal::` is someone else's.
     const bool global = i >= 2 && text.substr(i - 2, 2) == "::";

@@ -19,6 +19,12 @@ struct VectorUse {
 // time, nothing else).
 VectorUse vector_use(std::string_view body, std::string_view header);
 
+// The text with each swizzle of a swizzle written as one swizzle: `v.xyz.yx` as `v.yx`,
+// `v.zw.x` as `v.z`, since the swizzle types have no swizzles of their own. A word that
+// `body` or `header` also uses on its own (a struct member `xy`) is left alone, as are
+// comments and literals.
+std::string compose_swizzles(std::string_view text, std::string_view body, std::string_view header);
+
 // The text with `metal::` (and `::metal::`) dropped before each Metal vector type name
 // (`metal::float4`, `metal::packed_half3`), comments and literals left alone. The generated
 // kernel's namespace gives the bare names their Metal meaning; namespace `metal` cannot

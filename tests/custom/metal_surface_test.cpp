@@ -346,6 +346,30 @@ TEST(MetalVectorsText, QualifiedVectorNamesLoseTheirNamespace) {
   EXPECT_TRUE(custom::vector_use("packed_uint3 p;", "").any);
 }
 
+TEST(MetalVectorsText, SwizzlesOfSwizzlesBecomeOneSwizzle) {
+  const auto composed = [](std::string_view body, std::string_view header = "") {
+    return custom::compose_swizzles(body, body, header);
+  };
+  EXPECT_EQ(composed("v.xyz.yx + v.zw.x + v.wzyx.xy.y + p->rgba.bgr + f(v).yx.x + a[i].xy.y"),
+            "v.yx + v.z + v.z + p->bgr + f(v).y + a[i].y");
+  EXPECT_EQ(composed("v.xy; v.xy.x.y; v.xy.z; v.xy.data; v.xy .x; // v.xy.x\n"),
+            "v.xy; v.x.y; v.xy.z; v.xy.data; v.xy .x; // v.xy.x\n");
+  // A struct member named like a swizzle keeps its meaning.
+  EXPECT_EQ(composed("p.xy.x + q.zw.y", "struct P { float2 xy; };"), "p.xy.x + q.w");
+  EXPECT_EQ(composed("float2 xy = v.xy; out = s.xy.x;"), "float2 xy = v.xy; out = s.xy.x;");
+  EXPECT_EQ(composed("1.5f + x.xyzwx.y"), "1.5f + x.xyzwx.y");
+}
+
+TEST(MetalVectors, SwizzlesOfSwizzlesAndCopiedSwizzles) {
+  EXPECT_EQ(compile_error("uint i = thread_position_in_grid.x;\n"
+                          "float4 v = float4(a[i], 1, 2, 3);\n"
+                          "auto s = v.zx;\n"
+                          "float2 t = s;\n"
+                          "v.xyz.zx = float2(5, 6);\n"
+                          "out[i] = v.xy.x + v.xyz.yx.y + t.y + v.wzyx.xy.y;\n"),
+            "");
+}
+
 TEST(MetalVectorsText, ScansTypesAndSwizzles) {
   using custom::vector_use;
   EXPECT_FALSE(vector_use("out[i] = a[i] * 4; float x4 = 1; int float5 = 2;", "").any);

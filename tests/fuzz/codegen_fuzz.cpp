@@ -215,8 +215,13 @@ std::int64_t elements(const Arg& input) {
 }
 
 // The kernel's parameters, each as the design says it is declared.
+// Swizzles of swizzles are composed first (vectors.hpp); the rest is decided on the result.
+std::string composed(std::string_view text, const Definition& def) {
+  return kreg::custom::compose_swizzles(text, def.body, def.options.header);
+}
+
 bool uses_vectors(const Definition& def) {
-  return kreg::custom::vector_use(def.body, def.options.header).any;
+  return kreg::custom::vector_use(composed(def.body, def), composed(def.options.header, def)).any;
 }
 
 std::vector<std::string> expected_parameters(const Definition& def) {
@@ -394,10 +399,11 @@ void check_source(const Definition& def, const std::string& source) {
   // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp),
   // and, with vectors, `metal::` dropped before vector type names (vectors.hpp).
   const bool vectors = uses_vectors(def);
-  const auto rewritten = [ternaries, vectors](std::string_view text,
-                                              kreg::custom::TextScope scope) {
+  const auto rewritten = [ternaries, vectors, &def](std::string_view given,
+                                                    kreg::custom::TextScope scope) {
+    const std::string text = composed(given, def);
     std::string out = kreg::custom::rewrite_address_spaces(
-        vectors ? kreg::custom::unqualify_vectors(text) : std::string(text), scope);
+        vectors ? kreg::custom::unqualify_vectors(text) : text, scope);
     return ternaries ? kreg::custom::rewrite_ternaries(out) : out;
   };
   const kreg::custom::HoistedHeader hoisted = kreg::custom::hoist_includes(def.options.header);

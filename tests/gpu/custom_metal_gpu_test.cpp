@@ -274,6 +274,32 @@ TEST_F(CustomMetalGpu, VectorSwizzleWrites) {
   expect_near(got, want, 1e-6);
 }
 
+// A copied swizzle keeps the components it read, even after the vector changes; a swizzle
+// of a swizzle picks from the picked components.
+TEST_F(CustomMetalGpu, CopiedSwizzlesAndSwizzlesOfSwizzles) {
+  const std::vector<float> a = random(1000, -4, 4);
+  expect_rows("swizzle_copies",
+              "uint i = thread_position_in_grid.x;\n"
+              "float x = a[i];\n"
+              "float4 v = float4(x, 2 * x, 3, 4);\n"
+              "auto s = v.zx;\n"
+              "v = float4(0);\n"
+              "float2 t = s;\n"
+              "float4 w = float4(x, 1, 2, 3);\n"
+              "w.xyz.zx = float2(5, 6);\n"  // w.zx: z = 5, x = 6
+              "out[i * 6 + 0] = t.x;\n"
+              "out[i * 6 + 1] = t.y;\n"
+              "out[i * 6 + 2] = w.xy.y;\n"
+              "out[i * 6 + 3] = w.wzyx.xy.y + w.x;\n"
+              "out[i * 6 + 4] = w.xyz.yx.y;\n"
+              "out[i * 6 + 5] = v.x + w.z;\n",
+              a, 6, 1e-6, [&](unsigned i, double* row) {
+                const double x = a[i];
+                const double values[] = {3, x, 1, 5 + 6, 6, 5};
+                std::copy(std::begin(values), std::end(values), row);
+              });
+}
+
 TEST_F(CustomMetalGpu, VectorArithmeticAndComparisons) {
   const std::vector<float> a = random(1000, 0.5f, 4);
   expect_rows("vector_arithmetic",

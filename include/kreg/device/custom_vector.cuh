@@ -31,9 +31,9 @@
   S(yx, 1, 0)                                                                             \
   S(xz, 0, 2)                                                                             \
   S(yz, 1, 2)                                                                             \
-  S(zw, 2, 3) S(xyz, 0, 1, 2) S(zyx, 2, 1, 0) S(yzw, 1, 2, 3) S(xyzw, 0, 1, 2, 3)         \
-      S(wzyx, 3, 2, 1, 0) S(rg, 0, 1) S(rgb, 0, 1, 2) S(bgr, 2, 1, 0) S(rgba, 0, 1, 2, 3) \
-          S(bgra, 2, 1, 0, 3)
+  S(zw, 2, 3)                                                                             \
+  S(xyz, 0, 1, 2) S(zyx, 2, 1, 0) S(yzw, 1, 2, 3) S(xyzw, 0, 1, 2, 3) S(wzyx, 3, 2, 1, 0) \
+      S(rg, 0, 1) S(rgb, 0, 1, 2) S(bgr, 2, 1, 0) S(rgba, 0, 1, 2, 3) S(bgra, 2, 1, 0, 3)
 #endif
 
 namespace metal {
@@ -113,6 +113,13 @@ __host__ __device__ constexpr bool distinct() {
     }
   }
   return true;
+}
+
+template <int... I>
+__host__ __device__ constexpr int largest() {
+  int m = 0;
+  ((m = I > m ? I : m), ...);
+  return m;
 }
 
 /// Component k of a scalar (itself), a vector or a swizzle.
@@ -392,8 +399,9 @@ struct packed_vec
   }
 };
 
-/// A swizzle of a vector of T: component k is the vector's component I[k]. It has no storage:
-/// it lies at the start of the vector it belongs to.
+/// A swizzle of a vector of T: component k is the vector's component I[k]. It lies at the
+/// start of the vector it belongs to, over the components up to the last it names, so that a
+/// copy (`auto s = v.zx;`) holds the components it reads.
 template <class T, int... I>
 struct swizzle {
   static constexpr int size = sizeof...(I);
@@ -434,6 +442,9 @@ struct swizzle {
   __device__ swizzle& operator/=(const B& b) {
     return *this = vector(*this) / b;
   }
+
+ private:
+  T covered_[vector_detail::largest<I...>() + 1];
 };
 
 // Component-wise operators of a vector-like with a vector-like or a scalar. Integer vectors
