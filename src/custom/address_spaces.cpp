@@ -28,8 +28,7 @@ Declared declared_after(std::string_view text, std::size_t at) {
   for (std::size_t i = at; i < text.size(); ++i) {
     const char c = text[i];
     if (ident_start(c)) {
-      std::size_t end = i;
-      while (end < text.size() && ident_char(text[end])) ++end;
+      const std::size_t end = ident_end(text, i);
       if (text.substr(i, end - i) == "constexpr") d.constexpr_ = true;
       i = end - 1;
       continue;
@@ -79,8 +78,7 @@ std::string rewrite_address_spaces(std::string_view text, TextScope scope) {
       ++i;
       continue;
     }
-    std::size_t end = i;
-    while (end < text.size() && ident_char(text[end])) ++end;
+    const std::size_t end = ident_end(text, i);
     const Word word = word_of(text.substr(i, end - i));
     std::size_t next = end;
     while (next < text.size() && space(text[next])) ++next;

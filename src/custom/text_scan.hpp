@@ -16,6 +16,12 @@ constexpr bool ident_char(char c) noexcept {
   return ident_start(c) || (c >= '0' && c <= '9');
 }
 
+// The end of the identifier characters starting at `at` (`at` itself if there are none).
+constexpr std::size_t ident_end(std::string_view text, std::size_t at) noexcept {
+  while (at < text.size() && ident_char(text[at])) ++at;
+  return at;
+}
+
 constexpr bool space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }

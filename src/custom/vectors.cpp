@@ -37,14 +37,19 @@ int component(char letter, std::string_view set) noexcept {
   return at == std::string_view::npos ? -1 : static_cast<int>(at);
 }
 
-bool is_swizzle(std::string_view word) noexcept {
-  if (word.size() < 2 || word.size() > 4) return false;
+// The letter set a swizzle word is written in, or empty.
+std::string_view set_of(std::string_view word) noexcept {
   for (std::string_view set : {std::string_view("xyzw"), std::string_view("rgba")}) {
-    if (std::all_of(word.begin(), word.end(), [&](char c) { return component(c, set) >= 0; })) {
-      return true;
+    if (!word.empty() &&
+        std::all_of(word.begin(), word.end(), [&](char c) { return component(c, set) >= 0; })) {
+      return set;
     }
   }
-  return false;
+  return {};
+}
+
+bool is_swizzle(std::string_view word) noexcept {
+  return word.size() >= 2 && word.size() <= 4 && !set_of(word).empty();
 }
 
 void scan(std::string_view text, VectorUse& use) {
@@ -54,8 +59,7 @@ void scan(std::string_view text, VectorUse& use) {
       ++at;
       continue;
     }
-    std::size_t end = at;
-    while (end < text.size() && ident_char(text[end])) ++end;
+    const std::size_t end = ident_end(text, at);
     const std::string_view word = text.substr(at, end - at);
     const bool member =
         (at >= 1 && text[at - 1] == '.') || (at >= 2 && text[at - 2] == '-' && text[at - 1] == '>');
@@ -84,17 +88,6 @@ VectorUse vector_use(std::string_view body, std::string_view header) {
 
 namespace {
 
-// The letter set a swizzle word is written in, or empty.
-std::string_view set_of(std::string_view word) noexcept {
-  for (std::string_view set : {std::string_view("xyzw"), std::string_view("rgba")}) {
-    if (!word.empty() &&
-        std::all_of(word.begin(), word.end(), [&](char c) { return component(c, set) >= 0; })) {
-      return set;
-    }
-  }
-  return {};
-}
-
 // Whether `word` stands anywhere in `text` as an identifier of its own, not after `.` or
 // `->`: a struct member declared `float2 xy;`, say.
 bool stands_alone(std::string_view text, std::string_view word) noexcept {
@@ -115,10 +108,7 @@ bool stands_alone(std::string_view text, std::string_view word) noexcept {
 
 // At `at`, a member access `.word` (no blanks): the word's end, or `at` if there is none.
 std::size_t member_word(std::string_view text, std::size_t at) noexcept {
-  if (at >= text.size() || text[at] != '.') return at;
-  std::size_t end = at + 1;
-  while (end < text.size() && ident_char(text[end])) ++end;
-  return end;
+  return at < text.size() && text[at] == '.' ? ident_end(text, at + 1) : at;
 }
 
 }  // namespace
@@ -134,11 +124,12 @@ std::string compose_swizzles(std::string_view text, std::string_view body,
     const std::size_t access = text[i] == '.' ? 1 : text.substr(i).starts_with("->") ? 2 : 0;
     const bool after_word =
         i > 0 && (ident_char(text[i - 1]) || text[i - 1] == ')' || text[i - 1] == ']');
-    std::size_t first_end = i + access;
-    while (access > 0 && first_end < text.size() && ident_char(text[first_end])) ++first_end;
+    const std::size_t first_end = access > 0 ? ident_end(text, i + access) : i;
     std::string word(text.substr(i + access, first_end - i - access));
-    if (access == 0 || !after_word || word.size() < 2 || word.size() > 4 || set_of(word).empty() ||
-        stands_alone(body, word) || stands_alone(header, word)) {
+    // Scanning the whole text for the word comes last: only a chain of two needs it.
+    if (access == 0 || !after_word || !is_swizzle(word) ||
+        member_word(text, first_end) == first_end || stands_alone(body, word) ||
+        stands_alone(header, word)) {
       out += text[i++];
       continue;
     }
@@ -179,8 +170,7 @@ std::string unqualify_vectors(std::string_view text) {
     const bool global = i >= 2 && text.substr(i - 2, 2) == "::";
     const bool nested = global && i >= 3 && ident_char(text[i - 3]);
     if (starts_word && !nested && text.substr(i).starts_with(kScope)) {
-      std::size_t end = i + kScope.size();
-      while (end < text.size() && ident_char(text[end])) ++end;
+      const std::size_t end = ident_end(text, i + kScope.size());
       const std::string_view word = text.substr(i + kScope.size(), end - i - kScope.size());
       if (names_vector(word)) {
         // `::metal::float4` loses its leading `::` too, or it would name CUDA's float4.
