@@ -99,6 +99,13 @@ DtypeUse dtype_use(const KernelSpec& spec) {
   return use;
 }
 
+// Appends `text` and, unless it is empty or ends one already, a line break. The text as
+// rewritten decides: a rewritten conditional at its very end closes after the last break.
+void end_line(std::string& out, const std::string& text) {
+  out += text;
+  if (!text.empty() && text.back() != '\n') out += '\n';
+}
+
 void add_parameter(std::string& out, bool& first, const std::string& text) {
   out += first ? "\n    " : ",\n    ";
   out += text;
@@ -226,11 +233,9 @@ Generated generate_composed(const KernelSpec& spec) {
     out += "namespace ";
     out += kVectorScope;
     out += " {\n";
-    out += rewrite(hoisted.rest, TextScope::Program);
-    if (!hoisted.rest.empty() && hoisted.rest.back() != '\n') out += '\n';
+    end_line(out, rewrite(hoisted.rest, TextScope::Program));
   } else if (!spec.header.empty()) {
-    out += rewrite(spec.header, TextScope::Program);
-    if (spec.header.back() != '\n') out += '\n';
+    end_line(out, rewrite(spec.header, TextScope::Program));
   }
   // MLX's CUDA preamble defines WARP_SIZE; a body that names it without defining it gets it.
   if (names(spec.body, "WARP_SIZE") && !names(spec.header, "WARP_SIZE") &&
@@ -356,8 +361,9 @@ Generated generate_composed(const KernelSpec& spec) {
   }
   out += declarations;
   out += "  // body\n";
-  out += rewrite(spec.body, TextScope::Function);
-  if (spec.body.empty() || spec.body.back() != '\n') out += '\n';
+  const std::string body = rewrite(spec.body, TextScope::Function);
+  out += body;
+  if (body.empty() || body.back() != '\n') out += '\n';
   out += "}\n";
   if (vectors.any) {
     out += "}  // namespace ";

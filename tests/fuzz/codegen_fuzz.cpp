@@ -422,7 +422,7 @@ void check_source(const Definition& def, const std::string& source) {
 
   const std::string body = rewritten(def.body, kreg::custom::TextScope::Function);
   std::string tail = "  // body\n" + body;
-  if (def.body.empty() || def.body.back() != '\n') tail += '\n';
+  if (body.empty() || body.back() != '\n') tail += '\n';
   tail += "}\n";
   if (vectors) tail += "}  // namespace kreg_metal\n";
   KREG_FUZZ_CHECK(rest.ends_with(tail), "the body is not as given, or not last");
