@@ -39,8 +39,10 @@ class Binary {
   const std::string& arch() const noexcept { return arch_; }
   Origin origin() const noexcept { return origin_; }
   /// The CUBIN image.
-  std::span<const char> image() const noexcept { return image_; }
-  std::size_t size() const noexcept { return image_.size(); }
+  std::span<const char> image() const noexcept {
+    return lasting_image_.empty() ? std::span<const char>(owned_image_) : lasting_image_;
+  }
+  std::size_t size() const noexcept { return image().size(); }
   /// Compiler warnings, if any (empty for binaries not compiled in this process).
   const std::string& log() const noexcept { return log_; }
   /// Time it took to produce this binary (compile or read), in milliseconds.
@@ -54,7 +56,8 @@ class Binary {
   std::string key_;
   std::string arch_;
   Origin origin_;
-  std::vector<char> image_;
+  std::vector<char> owned_image_;
+  std::span<const char> lasting_image_;  // instead: an image embedded in the library
   std::vector<Symbol> symbols_;
   std::string log_;
   double ms_;

@@ -9,16 +9,16 @@
 
 namespace kreg::cache {
 
-std::optional<std::string> find_precompiled(std::string_view request_text) {
+std::optional<std::string_view> find_precompiled(std::string_view key_text) {
   const auto entries = precompiled_entries();
   if (entries.empty()) return std::nullopt;
-  const std::string digest = key_digest(request_text);
+  const std::string digest = key_digest(key_text);
   // The table is sorted by digest at build time.
   auto it = std::lower_bound(
       entries.begin(), entries.end(), digest,
       [](const PrecompiledEntry& e, const std::string& d) { return e.digest < d; });
   if (it == entries.end() || it->digest != digest) return std::nullopt;
-  return std::string(it->payload);
+  return it->payload;
 }
 
 }  // namespace kreg::cache

@@ -13,7 +13,7 @@
 namespace kreg::cache {
 
 struct PrecompiledEntry {
-  std::string_view digest;     // key_digest of the request (compiler::encode)
+  std::string_view digest;     // key_digest of the request's key (compiler::encode_key)
   std::string_view source;     // for reports only
   std::string_view constants;  // canonical key, for reports only
   std::string_view arch;       // for reports only
@@ -23,7 +23,8 @@ struct PrecompiledEntry {
 // The embedded set (generated at build time).
 std::span<const PrecompiledEntry> precompiled_entries();
 
-// The payload for a request's encoded text, if it was precompiled.
-std::optional<std::string> find_precompiled(std::string_view request_text);
+// The payload for a request's key text (compiler::encode_key), if it was precompiled. It
+// views the embedded set, which lives as long as the process.
+std::optional<std::string_view> find_precompiled(std::string_view key_text);
 
 }  // namespace kreg::cache

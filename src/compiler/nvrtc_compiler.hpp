@@ -10,6 +10,10 @@ namespace kreg::compiler {
 struct Header {
   std::string_view name;  // as written in #include, e.g. "kreg/kernel.cuh"
   std::string_view text;
+  // When not empty, the SHA-256 of `text` (64 hex digits), which a request's key holds
+  // instead of the text (see encode_key in wire.hpp). Set only where the digest was
+  // computed from these very bytes: the headers embedded at build time.
+  std::string_view sha256;
 };
 
 struct Request {

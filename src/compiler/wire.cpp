@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::uint32_t kRequestMagic = 0x5752474b;  // "KGRW"
 constexpr std::uint32_t kResultMagic = 0x5252474b;   // "KGRR"
+constexpr std::uint32_t kKeyMagic = 0x4b52474b;      // "KGRK"
 constexpr std::uint32_t kVersion = 4;
 
 class Writer {
@@ -41,14 +42,21 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(const std::string& in) : in_(in) {}
+  explicit Reader(std::string_view in) : in_(in) {}
   bool u32(std::uint32_t& v) { return raw(&v, sizeof(v)); }
   bool u64(std::uint64_t& v) { return raw(&v, sizeof(v)); }
   bool f64(double& v) { return raw(&v, sizeof(v)); }
   bool text(std::string& s) {
+    std::string_view view;
+    if (!text(view)) return false;
+    s.assign(view);
+    return true;
+  }
+  // A view into the input, which must outlive it.
+  bool text(std::string_view& s) {
     std::uint64_t n = 0;
     if (!u64(n) || n > in_.size() - at_) return false;
-    s.assign(in_, at_, n);
+    s = in_.substr(at_, n);
     at_ += n;
     return true;
   }
@@ -70,7 +78,7 @@ class Reader {
     at_ += n;
     return true;
   }
-  const std::string& in_;
+  std::string_view in_;
   std::size_t at_ = 0;
 };
 
@@ -137,7 +145,7 @@ Request OwnedRequest::view() const {
   r.source = source;
   r.arch = arch;
   r.options = options;
-  for (const auto& [name, text] : headers) r.headers.push_back({name, text});
+  for (const auto& [name, text] : headers) r.headers.push_back({name, text, {}});
   r.name_expressions = name_expressions;
   return r;
 }
@@ -159,6 +167,25 @@ std::string encode(const Request& request) {
   return w.take();
 }
 
+std::string encode_key(const Request& request) {
+  Writer w;
+  w.u32(kKeyMagic);
+  w.u32(kVersion);
+  w.text(request.program_name);
+  w.text(request.source);
+  w.text(request.arch);
+  w.texts(request.options);
+  w.u64(request.headers.size());
+  for (const Header& h : request.headers) {
+    w.text(h.name);
+    // A tag before each form, so that a text can never read as a digest.
+    w.u32(h.sha256.empty() ? 0 : 1);
+    w.text(h.sha256.empty() ? h.text : h.sha256);
+  }
+  w.texts(request.name_expressions);
+  return w.take();
+}
+
 std::string encode(const Result& result) {
   Writer w;
   w.u32(kResultMagic);
@@ -174,7 +201,7 @@ std::string encode(const Result& result) {
   return w.take();
 }
 
-std::optional<OwnedRequest> decode_request(const std::string& payload) {
+std::optional<OwnedRequest> decode_request(std::string_view payload) {
   Reader r(payload);
   OwnedRequest out;
   std::uint64_t headers = 0;
@@ -190,13 +217,13 @@ std::optional<OwnedRequest> decode_request(const std::string& payload) {
   return out;
 }
 
-std::optional<Result> decode_result(const std::string& payload) {
+std::optional<Result> decode_result(std::string_view payload, std::string_view* image_view) {
   Reader r(payload);
   Result out;
   std::uint32_t ok = 0;
   std::uint32_t files_known = 0;
   std::uint32_t pch = 0;
-  std::string image;
+  std::string_view image;
   if (!header_ok(r, kResultMagic) || !r.u32(ok) || ok > 1 || !r.text(image) || !r.text(out.log) ||
       !r.texts(out.lowered_names) || !r.f64(out.milliseconds) || !r.u32(files_known) ||
       files_known > 1 || !r.texts(out.files_read) || !r.u32(pch) || pch > 3 || !r.done()) {
@@ -206,7 +233,11 @@ std::optional<Result> decode_result(const std::string& payload) {
   out.files_known = files_known == 1;
   out.pch_created = (pch & 1U) != 0;
   out.pch_used = (pch & 2U) != 0;
-  out.image.assign(image.begin(), image.end());
+  if (image_view != nullptr) {
+    *image_view = image;
+  } else {
+    out.image.assign(image.begin(), image.end());
+  }
   return out;
 }
 

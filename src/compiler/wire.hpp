@@ -28,11 +28,19 @@ struct OwnedRequest {
 };
 
 std::string encode(const Request& request);
+// What keys a request's binary in every cache (precompiled, disk, remote): the request as
+// encode() writes it, except that a header with a digest is held by its digest. Never the
+// same bytes as a wire request (another magic number).
+std::string encode_key(const Request& request);
 std::string encode(const Result& result);
 // std::nullopt for a payload that is truncated, has trailing bytes, or has the wrong magic
 // or version.
-std::optional<OwnedRequest> decode_request(const std::string& payload);
-std::optional<Result> decode_result(const std::string& payload);
+std::optional<OwnedRequest> decode_request(std::string_view payload);
+// With `image_view`, the image is not copied into the result: *image_view views it in
+// `payload`, which must then outlive its use (the precompiled set, which lives as long as
+// the process).
+std::optional<Result> decode_result(std::string_view payload,
+                                    std::string_view* image_view = nullptr);
 
 // Bounds on what a frame may announce, so that a peer cannot make the reader allocate
 // gigabytes by claiming them. No compile result comes near: the largest CUBINs are tens of

@@ -19,7 +19,8 @@ Binary::Binary(core::BinaryParts parts)
       key_(std::move(parts.key)),
       arch_(std::move(parts.arch)),
       origin_(parts.origin),
-      image_(std::move(parts.image)),
+      owned_image_(std::move(parts.image)),
+      lasting_image_(parts.lasting_image),
       symbols_(std::move(parts.symbols)),
       log_(std::move(parts.log)),
       ms_(parts.ms) {}

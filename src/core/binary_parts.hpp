@@ -4,6 +4,7 @@
 
 #include <kreg/binary.hpp>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct BinaryParts {
   std::string arch;
   Origin origin = Origin::Compiled;
   std::vector<char> image;
+  // Instead of `image`: one that lives as long as the process (the precompiled set), viewed.
+  std::span<const char> lasting_image;
   std::vector<Binary::Symbol> symbols;
   std::string log;
   double ms = 0;

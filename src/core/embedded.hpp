@@ -9,6 +9,9 @@ namespace kreg::core {
 struct EmbeddedFile {
   std::string_view name;  // path relative to its base folder, e.g. "kreg/kernel.cuh"
   std::string_view text;
+  // The SHA-256 of `text` as 64 hex digits, computed when the file was embedded: keys name
+  // the text by it, so a key does not grow with the headers or cost a pass over them.
+  std::string_view sha256;
 };
 
 // kreg's device headers, offered to NVRTC as in-memory headers.

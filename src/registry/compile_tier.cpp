@@ -47,7 +47,7 @@ std::optional<Found> CompileTier::find(const BuildRequest& r) {
   core::log_write(core::LogLevel::Debug,
                   "compiled '" + r.key + "' in " + std::to_string(result.milliseconds) + " ms");
   const double ms = result.milliseconds;
-  return Found{std::move(result), Origin::Compiled, ms};
+  return Found{std::move(result), Origin::Compiled, ms, {}};
 }
 
 }  // namespace kreg::registry

@@ -46,7 +46,7 @@ void DiskTier::store(const BuildRequest& request, const Found& found) noexcept {
       core::log_write(core::LogLevel::Info, "not storing '" + request.key + "' on disk: " + why);
       return;
     }
-    writer_.submit(disk_key(request), compiler::encode(found.result));
+    writer_.submit(disk_key(request), encode_found(found));
   } catch (...) {
     // Out of memory while building the key or payload: the binary is simply not stored.
   }

@@ -9,9 +9,9 @@ std::optional<Found> PrecompiledTier::find(const BuildRequest& request) {
   if (!request.values.empty() && !with_constants_) return std::nullopt;
   const core::Stopwatch watch;
   // Keyed by the whole request, so anything that differs from the build-time compile misses.
-  std::optional<std::string> payload = cache::find_precompiled(request.request_text);
+  const std::optional<std::string_view> payload = cache::find_precompiled(request.key_text);
   if (!payload) return std::nullopt;
-  std::optional<Found> found = decode_found(*payload, request, Origin::Precompiled);
+  std::optional<Found> found = decode_found(*payload, request, Origin::Precompiled, true);
   if (!found) return std::nullopt;
   const std::uint64_t ns = watch.nanoseconds();
   counters_.add(Counter::PrecompiledHits);

@@ -154,7 +154,9 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r,
   compiler::Result& result = found.result;
   // Only entries the image defines: one the text declares inside `#if 0`, say, has no
   // symbol, and asking for it fails (see binary_for).
-  const std::vector<std::string> defined = compiler::defined_functions(result.image);
+  const std::span<const char> image =
+      found.lasting_image.empty() ? std::span<const char>(result.image) : found.lasting_image;
+  const std::vector<std::string> defined = compiler::defined_functions(image);
   std::vector<Binary::Symbol> symbols;
   std::size_t lowered = 0;
   for (const registry::Entry& entry : r.source->entries) {
@@ -165,7 +167,7 @@ std::shared_ptr<const Binary> RegistryImpl::make_binary(const Resolved& r,
   }
   auto binary = std::make_shared<const Binary>(core::BinaryParts{
       r.source->name, request.key, request.arch, found.origin, std::move(result.image),
-      std::move(symbols), std::move(result.log), found.ms});
+      found.lasting_image, std::move(symbols), std::move(result.log), found.ms});
   std::lock_guard lock(mutex_);
   all_binaries_.push_back(binary);
   return binary;

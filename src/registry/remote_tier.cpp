@@ -64,7 +64,7 @@ void RemoteTier::store(const BuildRequest& request, const Found& found) noexcept
     if (remote_.config().read_only || found.origin != Origin::Compiled) return;
     if (!key_can_cover(request.source, request.request)) return;
     if (!uncovered_read(request.request, found.result).empty()) return;  // the disk tier logs it
-    writer_.submit(storage_key(salt_, request), compiler::encode(found.result));
+    writer_.submit(storage_key(salt_, request), encode_found(found));
   } catch (...) {
     // Out of memory while building the key or payload: the binary is simply not sent.
   }

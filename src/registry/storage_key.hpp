@@ -1,8 +1,9 @@
 #pragma once
 // The key a binary is kept under outside this process, on disk and in the remote cache alike:
-// the request's text (everything NVRTC is given) salted with what else shapes the binary and
-// is not in the request. The salt names no path or time of this machine, so the same request
-// with the same toolkit gives the same key on every machine of a fleet.
+// the request's key text (everything NVRTC is given, the embedded headers by their digests)
+// salted with what else shapes the binary and is not in the request. The salt names no path or time
+// of this machine, so the same request with the same toolkit gives the same key on every machine of
+// a fleet.
 
 #include "registry/tier.hpp"
 
@@ -14,7 +15,7 @@ namespace kreg::registry {
 std::string storage_salt();
 
 inline std::string storage_key(const std::string& salt, const BuildRequest& request) {
-  return salt + request.request_text;
+  return salt + request.key_text;
 }
 
 }  // namespace kreg::registry

@@ -10,6 +10,7 @@
 #include "registry/source.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,7 @@ struct BuildRequest {
   std::string arch;
   std::string storage;        // what `request` views besides the source
   compiler::Request request;  // views `source`, the embedded headers and `storage`
-  std::string request_text;   // compiler::encode(request): what shapes the binary
+  std::string key_text;       // compiler::encode_key(request): what shapes the binary
   bool pooled = false;        // may compile in a worker process (a large prewarm)
 
   BuildRequest(const Source& s, const std::vector<core::ConstantValue>& v, std::string_view l,
@@ -40,6 +41,9 @@ struct Found {
   compiler::Result result;
   Origin origin = Origin::Compiled;
   double ms = 0;  // time to produce it: the compile, or the read and decode
+  // Set for an image that lives as long as the process (the precompiled set): it is viewed,
+  // never copied, and result.image is empty.
+  std::span<const char> lasting_image;
 };
 
 class Tier {
@@ -62,8 +66,12 @@ class Tier {
 };
 
 // A stored payload (compiler::encode of a Result) as a Found, if it decodes to a successful
-// result that fits `request`; anything else is a miss.
-std::optional<Found> decode_found(const std::string& payload, const BuildRequest& request,
-                                  Origin origin);
+// result that fits `request`; anything else is a miss. A `lasting` payload outlives the
+// process's binaries, so its image is viewed rather than copied.
+std::optional<Found> decode_found(std::string_view payload, const BuildRequest& request,
+                                  Origin origin, bool lasting = false);
+
+// What a tier stores for `found`: compiler::encode of its result, image included.
+std::string encode_found(const Found& found);
 
 }  // namespace kreg::registry

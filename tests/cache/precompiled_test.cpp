@@ -47,6 +47,24 @@ TEST(Precompiled, BuiltinsAreServedWithoutCompiling) {
   EXPECT_EQ(b.symbol("axpy_f64").substr(0, 2), "_Z");
 }
 
+// A hit hands out the embedded image itself: a fresh process's first get copies nothing
+// (the largest built-in binaries are hundreds of KB).
+TEST(Precompiled, AHitViewsTheEmbeddedImage) {
+  if (!built_for("sm_90")) GTEST_SKIP() << "this build does not precompile for sm_90";
+  Registry reg(with_precompiled());
+  const Binary& b = reg.compile("add_f32");
+  ASSERT_EQ(b.origin(), Origin::Precompiled);
+  const char* image = b.image().data();
+  const bool inside = std::any_of(
+      cache::precompiled_entries().begin(), cache::precompiled_entries().end(),
+      [&](const cache::PrecompiledEntry& e) {
+        return image >= e.payload.data() && image + b.size() <= e.payload.data() + e.payload.size();
+      });
+  EXPECT_TRUE(inside) << "the image was copied";
+  EXPECT_EQ(b.size(), b.image().size());
+  EXPECT_FALSE(b.symbol("add_f32").empty());
+}
+
 TEST(Precompiled, HitsAreByteIdenticalToCompiles) {
   // The precompiled set was compiled by another process (at build time), so this holds only
   // if a compile's output does not depend on the process: every built-in is checked.

@@ -89,11 +89,11 @@ TEST(Wire, HugeCountsDoNotAllocate) {
 namespace kreg::compiler {
 namespace {
 
-// The disk and precompiled keys are this encoding: every field must change it.
-TEST(Wire, EveryFieldOfARequestChangesItsEncoding) {
+// The disk, remote and precompiled keys are encode_key: every field must change it, and so
+// must every field of what a worker is sent.
+TEST(Wire, EveryFieldOfARequestChangesItsEncodingAndItsKey) {
   const Request base = sample_request();
-  const std::string reference = encode(base);
-  std::vector<Request> variants(7, base);
+  std::vector<Request> variants(9, base);
   variants[0].source = "extern \"C\" __global__ void k2() {}\n";
   variants[1].arch = "sm_80";
   variants[2].options = {"-minimal"};
@@ -101,9 +101,37 @@ TEST(Wire, EveryFieldOfARequestChangesItsEncoding) {
   variants[4].headers.pop_back();
   variants[5].name_expressions = {"fill<double>"};
   variants[6].program_name = "other.cu";
+  variants[7].headers[0].name = "kreg/other.cuh";
+  variants[8].headers[0].sha256 =
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    EXPECT_NE(encode(variants[i]), reference) << i;
+    EXPECT_NE(encode_key(variants[i]), encode_key(base)) << i;
+    if (i != 8) EXPECT_NE(encode(variants[i]), encode(base)) << i;
   }
+}
+
+// A header embedded at build time is keyed by its digest: the key neither holds nor reads
+// its text, however long, and another digest is another key.
+TEST(Wire, AHeaderWithADigestIsKeyedByIt) {
+  const std::string long_text(1 << 20, 'x');
+  Request a = sample_request();
+  a.headers[0].text = long_text;
+  a.headers[0].sha256 = "aa00000000000000000000000000000000000000000000000000000000000000";
+  const std::string key = encode_key(a);
+  EXPECT_LT(key.size(), 1024U);
+  EXPECT_EQ(key.find("xxxxxxxx"), std::string::npos);
+  Request b = a;
+  b.headers[0].sha256 = "bb00000000000000000000000000000000000000000000000000000000000000";
+  EXPECT_NE(encode_key(b), key);
+  // What a worker is sent still holds the text itself.
+  EXPECT_NE(encode(a).find(long_text), std::string::npos);
+  // A text that spells a digest is not that digest.
+  Request c = a;
+  c.headers[0].text = a.headers[0].sha256;
+  c.headers[0].sha256 = {};
+  EXPECT_NE(encode_key(c), key);
+  // A key is never a request a worker would accept.
+  EXPECT_FALSE(decode_request(encode_key(sample_request())).has_value());
 }
 
 }  // namespace

@@ -97,8 +97,9 @@ int main(int argc, char** argv) {
                          result.log.c_str());
             return 1;
           }
-          built.push_back({kreg::cache::key_digest(kreg::compiler::encode(request)), source.name,
-                           kreg::constants_key(constants), arch, kreg::compiler::encode(result)});
+          built.push_back({kreg::cache::key_digest(kreg::compiler::encode_key(request)),
+                           source.name, kreg::constants_key(constants), arch,
+                           kreg::compiler::encode(result)});
         }
       }
     }
