@@ -51,33 +51,42 @@ char* write_record(char* out, const ConstantValue& item) {
 }  // namespace
 
 std::string_view LookupKey::build(std::string_view name, const Constants& c) {
-  if (!name.empty() && name.front() == kMarker) return {};
   const std::size_t count = c.bools.size() + c.ints.size();
-  if (count == 0) return name;
-  if (name.size() > 0xFFFF) return {};  // no registered name is this long
+  if (count == 0) return of_name(name);
+  if ((!name.empty() && name.front() == kMarker) || name.size() > 0xFFFF) return {};
   const std::size_t size = 3 + name.size() + count * kRecordBytes;
-  char* out = nullptr;
-  char* begin = nullptr;
-  ConstantValue inline_scratch[kInlineConstants];
-  std::vector<ConstantValue> heap_scratch;
-  std::span<ConstantValue> scratch;
-  if (count <= kInlineConstants && size <= kInlineBytes) {
-    begin = inline_;
-    scratch = std::span(inline_scratch, count);
-  } else {
+  char* begin = inline_;
+  if (size > kInlineBytes) {
     overflow_.resize(size);
     begin = overflow_.data();
-    heap_scratch.resize(count);
-    scratch = heap_scratch;
   }
-  out = begin;
+  char* out = begin;
   const auto length = static_cast<std::uint16_t>(name.size());
   *out++ = kMarker;
   std::memcpy(out, &length, 2);
   out += 2;
   std::memcpy(out, name.data(), name.size());
-  out += name.size();
-  for_each_sorted(c, scratch, [&](const ConstantValue& v) { out = write_record(out, v); });
+  char* const records = out + name.size();
+  // Each record goes straight to its sorted place among those written (an insertion sort,
+  // stable, as for_each_sorted is): sets are tiny, and a given set is usually sorted already.
+  std::size_t n = 0;
+  const auto put = [&](const ConstantValue& item) {
+    std::size_t at = n;
+    while (at > 0) {
+      int index = 0;
+      std::memcpy(&index, records + (at - 1) * kRecordBytes, 4);
+      if (index <= item.index) break;
+      --at;
+    }
+    if (at < n) {
+      std::memmove(records + (at + 1) * kRecordBytes, records + at * kRecordBytes,
+                   (n - at) * kRecordBytes);
+    }
+    write_record(records + at * kRecordBytes, item);
+    ++n;
+  };
+  for (const auto& [index, value] : c.bools) put({index, true, value ? 1 : 0});
+  for (const auto& [index, value] : c.ints) put({index, false, value});
   return {begin, size};
 }
 

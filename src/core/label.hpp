@@ -12,8 +12,6 @@
 
 namespace kreg::core {
 
-// No default member initializers: the lookup path keeps an uninitialized stack array of
-// these, and zeroing it would cost more than the lookup itself.
 struct ConstantValue {
   int index;
   bool is_bool;
@@ -47,9 +45,13 @@ class LookupKey {
 
   std::string_view build(std::string_view name, const Constants& c);
 
+  // The key of a name without constants: the name itself, built into nothing.
+  static std::string_view of_name(std::string_view name) noexcept {
+    return !name.empty() && name.front() == kMarker ? std::string_view() : name;
+  }
+
  private:
   static constexpr std::size_t kInlineBytes = 320;
-  static constexpr std::size_t kInlineConstants = 32;
   // Left uninitialized on purpose: build() writes before it reads, and zeroing 320 bytes
   // would cost more than the lookup.
   char inline_[kInlineBytes];  // NOLINT(cppcoreguidelines-pro-type-member-init)

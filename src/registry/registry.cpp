@@ -17,8 +17,10 @@ void Registry::register_source(std::string name, std::string text, const SourceO
 }
 
 const Kernel& Registry::get(std::string_view name) {
+  const std::string_view key = core::LookupKey::of_name(name);
+  if (const Kernel* kernel = impl_->find(key, core::hash64(key))) return *kernel;
   static const Constants none;
-  return get(name, none);
+  return impl_->get_slow(name, none);
 }
 
 const Kernel& Registry::get(std::string_view name, const Constants& constants) {

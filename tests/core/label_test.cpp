@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 namespace kreg {
 namespace {
 
@@ -83,6 +86,35 @@ TEST(LookupKey, CanonicalAndDistinct) {
   // Names of other lengths with constants cannot alias either.
   core::LookupKey longer;
   EXPECT_NE(longer.build("kk", a), key);
+}
+
+// The key's records are the constants in sorted_constants' order (stable: a repeated index
+// keeps bools before ints and each in the order given), for sets of every size.
+TEST(LookupKey, RecordsFollowTheSortedConstants) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 500; ++round) {
+    Constants c;
+    const int bools = static_cast<int>(random() % 6);
+    const int ints = static_cast<int>(random() % (round % 50 == 0 ? 60 : 6));
+    for (int i = 0; i < bools; ++i)
+      c.bools.emplace_back(static_cast<int>(random() % 8), random() % 2);
+    for (int i = 0; i < ints; ++i) {
+      c.ints.emplace_back(static_cast<int>(random() % 8), static_cast<std::int32_t>(random()));
+    }
+    std::string want;
+    if (bools + ints == 0) {
+      want = "kernel";
+    } else {
+      want = std::string(1, core::LookupKey::kMarker) + std::string("\x06\x00", 2) + "kernel";
+      for (const core::ConstantValue& v : core::sorted_constants(c)) {
+        want.append(reinterpret_cast<const char*>(&v.index), 4);
+        want.push_back(v.is_bool ? 'b' : 'i');
+        want.append(reinterpret_cast<const char*>(&v.value), 4);
+      }
+    }
+    core::LookupKey key;
+    EXPECT_EQ(key.build("kernel", c), want) << round;
+  }
 }
 
 TEST(LookupKey, LargeSetsUseTheHeap) {
