@@ -8,14 +8,21 @@
 //   kreg_first_call first-launch    kreg get + launch + synchronize of a built-in (needs a GPU)
 //   kreg_first_call disk DIR        prewarm_all of the built-ins from the disk cache in DIR
 //   kreg_first_call precompiled     prewarm_all of the built-ins from the precompiled set
+//   kreg_first_call precompiled-get one get of a built-in from the precompiled set
+//   kreg_first_call image FILE      writes that built-in's precompiled image to FILE
+//   kreg_first_call raw-load FILE   the baseline for precompiled-get: the same image loaded
+//                                   by hand (cuLibraryLoadData, the kernel, its attributes)
 #include <kreg/kreg.hpp>
 
+#include <cuda.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,6 +153,59 @@ int precompiled_get() {
   return k.binary().origin() == kreg::Origin::Precompiled ? 0 : 1;
 }
 
+// The precompiled image precompiled_get loads, for raw_load to load by hand.
+int write_image(const char* path) {
+  kreg::RegistryOptions options;
+  options.disk_cache = false;
+  options.warm_compiler = false;
+  kreg::Registry reg(options);
+  if (reg.arch().empty()) return 1;
+  const kreg::Binary& binary = reg.compile("axpy_f32");
+  if (binary.origin() != kreg::Origin::Precompiled) return 1;
+  std::ofstream out(path, std::ios::binary);
+  out.write(binary.image().data(), static_cast<std::streamsize>(binary.image().size()));
+  return out ? 0 : 1;
+}
+
+// What precompiled_get does, by hand and with nothing else: with the context current and
+// the image in memory before the clock, load it, find the kernel and read what kreg reads
+// of it (five attributes and the parameter sizes).
+int raw_load(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  if (image.empty() || cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(context) != CUDA_SUCCESS) {
+    return 1;
+  }
+  const auto start = Clock::now();
+  CUlibrary library = nullptr;
+  CUkernel kernel = nullptr;
+  if (cuLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) !=
+          CUDA_SUCCESS ||
+      cuLibraryGetKernel(&kernel, library, "axpy_f32") != CUDA_SUCCESS) {
+    return 1;
+  }
+  int sum = 0;
+  for (CUfunction_attribute a :
+       {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}) {
+    int value = 0;
+    if (cuKernelGetAttribute(&value, a, kernel, device) != CUDA_SUCCESS) return 1;
+    sum += value;
+  }
+  std::size_t offset = 0;
+  std::size_t size = 0;
+  std::size_t parameters = 0;
+  while (cuKernelGetParamInfo(kernel, parameters, &offset, &size) == CUDA_SUCCESS) ++parameters;
+  const double ms = since(start);
+  std::printf("raw-load %.3f (%zu parameters, attributes %d)\n", ms, parameters, sum);
+  return 0;
+}
+
 int first_launch() {
   const auto start = Clock::now();
   kreg::Registry reg(
@@ -172,6 +232,8 @@ int main(int argc, char** argv) {
     if (mode == "disk" && argc > 2) return from_disk(argv[2]);
     if (mode == "precompiled") return from_precompiled();
     if (mode == "precompiled-get") return precompiled_get();
+    if (mode == "image" && argc > 2) return write_image(argv[2]);
+    if (mode == "raw-load" && argc > 2) return raw_load(argv[2]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -27,6 +27,8 @@ if [[ "$gpu" == "--gpu" ]]; then
   add "prewarm_all from disk (GPU)"    disk "$dir"
   add "prewarm_all precompiled (GPU)"  precompiled
   add "one get, precompiled (GPU)"     precompiled-get
+  "$bin" image "$dir/axpy.cubin"
+  add "the same image by hand (GPU)"   raw-load "$dir/axpy.cubin"
 fi
 
 results=$(mktemp)

@@ -1,5 +1,5 @@
-// Hot-path benchmarks on a GPU: registry lookups and launch overhead against raw
-// cuLaunchKernel in the same run.
+// Hot-path benchmarks on a GPU: registry lookups against a hand-kept hash map, and launch
+// overhead against raw cuLaunchKernel, in the same run.
 #include <kreg/kreg.hpp>
 
 #include <benchmark/benchmark.h>
@@ -12,6 +12,9 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 // Counts heap allocations made while `counting` is set on this thread, to show that a
@@ -92,6 +95,52 @@ void BM_GetWithTwoConstants(benchmark::State& state) {
 }
 BENCHMARK(BM_GetWithTwoConstants)->Setup(setup)->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_GetWithTwoConstants)->Setup(setup)->ThreadRange(1, 16)->UseRealTime();
+
+// The baselines: what a program that keeps its own kernels would look up by hand, a
+// standard hash map from the name (or the name and two constant values) to the kernel.
+struct NameHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+void BM_RawMapByName(benchmark::State& state) {
+  std::unordered_map<std::string, const kreg::Kernel*, NameHash, std::equal_to<>> map;
+  map.emplace("elementwise_add_f32", &registry().get("elementwise_add_f32"));
+  map.emplace("empty_kernel", &registry().get("empty_kernel"));
+  const std::string_view name = "elementwise_add_f32";
+  for (auto _ : state) benchmark::DoNotOptimize(map.find(name)->second);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RawMapByName)->Setup(setup)->Repetitions(5)->ReportAggregatesOnly(true);
+
+struct TwoConstants {
+  std::string_view name;
+  bool b200;
+  std::int32_t i300;
+  bool operator==(const TwoConstants&) const = default;
+};
+struct TwoConstantsHash {
+  std::size_t operator()(const TwoConstants& k) const noexcept {
+    std::size_t h = std::hash<std::string_view>{}(k.name);
+    h ^= std::hash<std::int64_t>{}((std::int64_t{k.i300} << 1) | (k.b200 ? 1 : 0)) +
+         0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+void BM_RawMapWithTwoConstants(benchmark::State& state) {
+  std::unordered_map<TwoConstants, const kreg::Kernel*, TwoConstantsHash> map;
+  map.emplace(TwoConstants{"powi_f32", true, 8}, &registry().get("powi_f32", kTwo));
+  const std::string_view name = "powi_f32";
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        map.find(TwoConstants{name, kTwo.bools[0].second, kTwo.ints[0].second})->second);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_RawMapWithTwoConstants)->Setup(setup)->Repetitions(5)->ReportAggregatesOnly(true);
 
 struct LaunchArgs {
   CUdeviceptr a = 0, b = 0, c = 0;
