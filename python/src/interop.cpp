@@ -624,6 +624,24 @@ nb::object dlpack_capsule(DLManagedTensor* tensor, nb::handle keep_alive) {
   return nb::steal(capsule);
 }
 
+bool is_numpy_scalar(nb::handle value) {
+  static PyObject* generic = nullptr;  // kept for the process, as the module is
+  if (generic == nullptr) {
+    nb::object name = nb::str("numpy");
+    PyObject* numpy = PyImport_GetModule(name.ptr());  // only a module already imported
+    if (numpy == nullptr) {
+      if (PyErr_Occurred() != nullptr) throw nb::python_error();
+      return false;
+    }
+    generic = PyObject_GetAttrString(numpy, "generic");
+    Py_DECREF(numpy);
+    if (generic == nullptr) throw nb::python_error();
+  }
+  const int is = PyObject_IsInstance(value.ptr(), generic);
+  if (is < 0) throw nb::python_error();
+  return is == 1;
+}
+
 bool device_address(nb::handle value, std::uintptr_t& address) {
   const Framework f = framework_of(value);
   if (f == Framework::None) return false;

@@ -100,6 +100,11 @@ struct Export {
 nb::object export_dlpack(const Array& array, nb::handle keep_alive, nb::handle stream,
                          nb::handle dl_device, nb::handle copy);
 
+// Whether `value` is a numpy scalar (a numpy.generic: np.float32(1), np.bool_(True), ...).
+// np.float64 is also a Python float, so a caller that reads a numpy scalar's own bytes must
+// ask this before it asks for a float. False when numpy was never imported.
+bool is_numpy_scalar(nb::handle value);
+
 // The device address of an array-like argument, without taking it over (for raw launches).
 // False if `value` is not an array.
 bool device_address(nb::handle value, std::uintptr_t& address);

@@ -180,6 +180,8 @@ class LaunchArgs {
   static std::vector<unsigned char> bytes(const Kernel& k, nb::handle arg, std::size_t i,
                                           std::size_t size) {
     const std::string where = "kernel '" + k.label() + "', argument " + std::to_string(i);
+    // Before the Python numbers: np.float64 is a float too, but passes its own 8 bytes.
+    if (is_numpy_scalar(arg)) return own_bytes(arg, size, where);
     if (nb::isinstance<nb::bool_>(arg)) {
       if (size != 0 && size != 1)
         invalid(where + ": a bool for a " + std::to_string(size) + "-byte parameter");
@@ -200,20 +202,26 @@ class LaunchArgs {
       }
       return raw(address);
     }
-    // A numpy scalar: its own bytes, whose size must match.
+    // Another scalar type that, like numpy's, knows its bytes (ml_dtypes' bfloat16, say).
     if (nb::hasattr(arg, "tobytes") && nb::hasattr(arg, "itemsize")) {
-      auto b = nb::cast<nb::bytes>(arg.attr("tobytes")());
-      std::vector<unsigned char> out(b.size());
-      std::memcpy(out.data(), b.c_str(), b.size());
-      if (size != 0 && out.size() != size) {
-        invalid(where + ": a " + std::to_string(out.size()) + "-byte " +
-                nb::cast<std::string>(nb::type_name(arg.type())) + " for a " +
-                std::to_string(size) + "-byte parameter");
-      }
-      return out;
+      return own_bytes(arg, size, where);
     }
     invalid(where + ": a " + nb::cast<std::string>(nb::type_name(arg.type())) +
             " cannot be passed (give arrays, Python or numpy numbers)");
+  }
+
+  // A scalar's own bytes, whose size must match the parameter's (any size when unknown).
+  static std::vector<unsigned char> own_bytes(nb::handle arg, std::size_t size,
+                                              const std::string& where) {
+    auto b = nb::cast<nb::bytes>(arg.attr("tobytes")());
+    std::vector<unsigned char> out(b.size());
+    std::memcpy(out.data(), b.c_str(), b.size());
+    if (size != 0 && out.size() != size) {
+      invalid(where + ": a " + std::to_string(out.size()) + "-byte " +
+              nb::cast<std::string>(nb::type_name(arg.type())) + " for a " + std::to_string(size) +
+              "-byte parameter");
+    }
+    return out;
   }
 
   static std::vector<unsigned char> integer(nb::handle arg, std::size_t size,

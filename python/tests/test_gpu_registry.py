@@ -53,6 +53,23 @@ def test_argument_sizes_follow_the_parameters(cache_dir):
     assert out.tolist() == [0.5, 7.0, 2.0, 0.0]
 
 
+def test_a_numpy_scalar_is_checked_by_its_own_size(cache_dir):
+    # np.float64 is also a Python float: it must not be narrowed to a 4-byte float.
+    torch = framework("torch")
+    r = kreg.Registry(cache_dir=cache_dir)
+    r.register_source("saxpy", SAXPY)
+    k = r.get("saxpy")
+    x = torch.ones(8, device="cuda")
+    y = torch.zeros(8, device="cuda")
+    with pytest.raises(kreg.InvalidArgument, match="8-byte .*float64 for a 4-byte parameter"):
+        k((1,), (8,), [np.float64(2.5), x, y, 8])
+    with pytest.raises(kreg.InvalidArgument, match="8-byte"):
+        k((1,), (8,), [np.float32(2.5), x, y, np.uint64(8)])
+    k((1,), (8,), [np.float32(2.5), x, y, np.uint32(8)])
+    torch.cuda.synchronize()
+    assert y.tolist() == [2.5] * 8
+
+
 def test_mismatched_arguments_are_refused(cache_dir):
     torch = framework("torch")
     r = kreg.Registry(cache_dir=cache_dir)
