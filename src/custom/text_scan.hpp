@@ -26,6 +26,25 @@ constexpr bool space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+constexpr bool digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
+
+// Whether the ' at `i` is a C++14 digit separator (1'000, 0xFF'FF, 1'0.5'0) rather than
+// the start of a character literal: it sits between two characters of a number, a token
+// that starts with a digit (or a '.' and a digit). u8'a' is a literal: u8 starts a word.
+inline bool digit_separator(std::string_view text, std::size_t i) {
+  if (i == 0 || i + 1 >= text.size() || !ident_char(text[i - 1]) || !ident_char(text[i + 1])) {
+    return false;
+  }
+  std::size_t start = i;
+  while (start > 0 &&
+         (ident_char(text[start - 1]) || text[start - 1] == '\'' || text[start - 1] == '.')) {
+    --start;
+  }
+  return digit(text[start]) || (text[start] == '.' && digit(text[start + 1]));
+}
+
 // The end of the comment or the string or character literal starting at `i`, or `i` if none
 // starts there.
 inline std::size_t skip_inert(std::string_view text, std::size_t i) {
@@ -39,7 +58,7 @@ inline std::size_t skip_inert(std::string_view text, std::size_t i) {
     const std::size_t end = text.find("*/", i + 2);
     return end == std::string_view::npos ? text.size() : end + 2;
   }
-  if (c == '"' || c == '\'') {
+  if (c == '"' || (c == '\'' && !digit_separator(text, i))) {
     std::size_t j = i + 1;
     while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
     return j < text.size() ? j + 1 : text.size();

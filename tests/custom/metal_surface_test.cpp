@@ -35,6 +35,19 @@ TEST(AddressSpaces, ThreadgroupObjectsBecomeSharedMemory) {
   EXPECT_EQ(body_text("  threadgroup\n  float4 tile[4][4];"), "  __shared__ float4 tile[4][4];");
 }
 
+TEST(AddressSpaces, ADigitSeparatorIsNotACharacterLiteral) {
+  // Read as the start of a character literal, 1'000 would hide the rest of the body from
+  // every rewrite, and `threadgroup` would reach NVRTC.
+  EXPECT_EQ(body_text("int n = 1'000; threadgroup float t[4];"),
+            "int n = 1'000; __shared__ float t[4];");
+  EXPECT_EQ(body_text("uint m = 0xFF'FFu; float x = 1'0.2'5f; threadgroup int c;"),
+            "uint m = 0xFF'FFu; float x = 1'0.2'5f; __shared__ int c;");
+  // u8'a' is a character literal, whose prefix only ends in a digit.
+  EXPECT_EQ(body_text("char c = u8'x'; threadgroup int d;"), "char c = u8'x'; __shared__ int d;");
+  EXPECT_EQ(body_text("char q = 'threadgroup'; threadgroup int e;"),
+            "char q = 'threadgroup'; __shared__ int e;");
+}
+
 TEST(AddressSpaces, PointersReferencesAndCastsLoseTheWord) {
   EXPECT_EQ(body_text("threadgroup float* p = buf;"), "float* p = buf;");
   EXPECT_EQ(body_text("auto q = (threadgroup int*)p;"), "auto q = (int*)p;");
@@ -101,6 +114,16 @@ TEST(MetalSurface, ThreadgroupArrayWithBarriers) {
                           "threadgroup_barrier(mem_flags::mem_threadgroup);\n"
                           "threadgroup float* view = buf;\n"
                           "out[thread_position_in_grid.x] = view[255 - t] + count;\n"),
+            "");
+}
+
+TEST(MetalSurface, DigitSeparatorsBeforeMetalWords) {
+  EXPECT_EQ(compile_error("const uint n = 1'000;\n"
+                          "threadgroup float buf[256];\n"
+                          "const uint t = thread_position_in_threadgroup.x;\n"
+                          "buf[t] = a[thread_position_in_grid.x] * 0x1'0;\n"
+                          "threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+                          "out[thread_position_in_grid.x] = buf[255 - t] + n;\n"),
             "");
 }
 
