@@ -1,22 +1,23 @@
 #pragma once
-// The built-in kernel sources as they are in kernels/, and copies of them edited the way a
-// kernel's contract could drift, for the tests of the op contracts.
+// The built-in kernel sources as kreg embeds them from kernels/, and copies of them edited the
+// way a kernel's contract could drift, for the tests of the op contracts.
+
+#include "core/embedded.hpp"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 
 namespace kreg::test {
 
+// Embedded in the library, so that the tests run from any folder, on any machine.
 inline std::string builtin_source(const std::string& file) {
-  std::ifstream in(std::string(KREG_KERNELS_DIR) + "/" + file, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read kernels/" << file;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  for (const core::EmbeddedFile& source : core::embedded_sources()) {
+    if (source.name == file) return std::string(source.text);
+  }
+  ADD_FAILURE() << "kreg embeds no kernels/" << file;
+  return {};
 }
 
 // `text` with its one occurrence of `from` replaced by `to`; a test whose edit no longer
