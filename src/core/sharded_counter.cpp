@@ -1,44 +1,20 @@
 #include "core/sharded_counter.hpp"
 
-#include <mutex>
-#include <vector>
+#include <bit>
 
 namespace kreg::core {
 namespace {
 
-// The owned shards no living thread holds. Never destroyed: threads (the main thread among
-// them) hand their shard back from thread-exit destructors, which may run after static
-// destructors would have.
-class ShardPool {
- public:
-  ShardPool() {
-    for (int i = kOwnedShards - 1; i >= 0; --i) free_.push_back(i);
-  }
-  int take() {
-    const std::lock_guard lock(mutex_);
-    if (free_.empty()) return kOwnedShards + static_cast<int>(next_shared_++ % kSharedShards);
-    const int shard = free_.back();
-    free_.pop_back();
-    return shard;
-  }
-  void give_back(int shard) {
-    const std::lock_guard lock(mutex_);
-    free_.push_back(shard);
-  }
+static_assert(kOwnedShards == 64, "the free owned shards are the bits of one word");
 
- private:
-  std::mutex mutex_;
-  std::vector<int> free_;
-  unsigned next_shared_ = 0;
-};
+// The owned shards no living thread holds, one bit each. A word rather than a locked list:
+// a thread's first count takes one compare-and-swap, and nothing is constructed, so nothing
+// can be destroyed before the thread-exit destructors that hand shards back.
+constinit std::atomic<std::uint64_t> free_shards{~std::uint64_t{0}};
+constinit std::atomic<unsigned> next_shared{0};
 
-ShardPool& pool() {
-  static auto* instance = new ShardPool;
-  return *instance;
-}
-
-// Hands an owned shard back when its thread exits. The lock that give_back and take share
-// orders the exiting thread's last plain store before the next owner's first load.
+// Hands an owned shard back when its thread exits. Release on the hand-back and acquire on
+// the take order the exiting thread's last plain store before the next owner's first load.
 struct ShardReturn {
   int shard = -1;
   ShardReturn() = default;
@@ -49,26 +25,32 @@ struct ShardReturn {
     // Counts made later on this thread (by other thread-exit destructors) go to a shared
     // shard, since the owned one may already be another thread's.
     thread_shard = kOwnedShards + shard % kSharedShards;
-    try {
-      pool().give_back(shard);
-    } catch (...) {
-      // The shard is lost to reuse; counting stays correct.
-    }
+    free_shards.fetch_or(std::uint64_t{1} << shard, std::memory_order_release);
   }
 };
+
+int take_shard() noexcept {
+  std::uint64_t free = free_shards.load(std::memory_order_relaxed);
+  while (free != 0) {
+    const int shard = std::countr_zero(free);
+    if (free_shards.compare_exchange_weak(free, free & ~(std::uint64_t{1} << shard),
+                                          std::memory_order_acquire, std::memory_order_relaxed)) {
+      return shard;
+    }
+  }
+  return kOwnedShards +
+         static_cast<int>(next_shared.fetch_add(1, std::memory_order_relaxed) % kSharedShards);
+}
 
 }  // namespace
 
 thread_local constinit int thread_shard = -1;
 
 int claim_thread_shard() noexcept {
-  int shard = kOwnedShards;  // shared, if the pool cannot answer
-  try {
-    shard = pool().take();
+  const int shard = take_shard();
+  if (shard < kOwnedShards) {
     thread_local ShardReturn on_exit;
     on_exit.shard = shard;
-  } catch (...) {
-    // A mutex or an allocation failed: count in a shared shard.
   }
   thread_shard = shard;
   return shard;
