@@ -131,10 +131,10 @@ Result compile_once(const Request& request, bool traced, std::string_view pch_pr
   // NVRTC wants NUL-terminated strings; the views we are given need not be.
   std::vector<std::string> header_texts;
   std::vector<std::string> header_names;
-  for (const Header& header : request.headers) {
-    header_texts.emplace_back(header.text);
-    header_names.emplace_back(header.name);
-  }
+  for_each_header(request, [&](std::string_view name, std::string_view text) {
+    header_texts.emplace_back(text);
+    header_names.emplace_back(name);
+  });
   std::vector<const char*> text_pointers;
   std::vector<const char*> name_pointers;
   for (std::size_t i = 0; i < header_texts.size(); ++i) {

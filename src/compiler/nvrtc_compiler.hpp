@@ -1,6 +1,9 @@
 #pragma once
 // CUDA C++ source to CUBIN with NVRTC. No NVRTC types leak out of this header.
 
+#include "core/embedded.hpp"
+
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,10 +13,6 @@ namespace kreg::compiler {
 struct Header {
   std::string_view name;  // as written in #include, e.g. "kreg/kernel.cuh"
   std::string_view text;
-  // When not empty, the SHA-256 of `text` (64 hex digits), which a request's key holds
-  // instead of the text (see encode_key in wire.hpp). Set only where the digest was
-  // computed from these very bytes: the headers embedded at build time.
-  std::string_view sha256;
 };
 
 struct Request {
@@ -23,7 +22,19 @@ struct Request {
   std::vector<std::string> options;           // everything but -arch
   std::vector<Header> headers;                // offered as in-memory headers
   std::vector<std::string> name_expressions;  // template entries to instantiate and lower
+  // kreg's device headers (core::embedded_headers()), offered before `headers`, and their
+  // set's digest, which a key holds in their place (encode_key in wire.hpp). Empty in a
+  // request a worker decoded: it receives them among `headers`.
+  std::span<const core::EmbeddedFile> embedded;
+  std::string_view embedded_sha256;
 };
+
+// Every header a request offers, the embedded set first: fn(name, text).
+template <class Fn>
+void for_each_header(const Request& request, Fn&& fn) {
+  for (const core::EmbeddedFile& file : request.embedded) fn(file.name, file.text);
+  for (const Header& header : request.headers) fn(header.name, header.text);
+}
 
 struct Result {
   bool ok = false;

@@ -145,7 +145,7 @@ Request OwnedRequest::view() const {
   r.source = source;
   r.arch = arch;
   r.options = options;
-  for (const auto& [name, text] : headers) r.headers.push_back({name, text, {}});
+  for (const auto& [name, text] : headers) r.headers.push_back({name, text});
   r.name_expressions = name_expressions;
   return r;
 }
@@ -158,11 +158,11 @@ std::string encode(const Request& request) {
   w.text(request.source);
   w.text(request.arch);
   w.texts(request.options);
-  w.u64(request.headers.size());
-  for (const Header& h : request.headers) {
-    w.text(h.name);
-    w.text(h.text);
-  }
+  w.u64(request.embedded.size() + request.headers.size());
+  for_each_header(request, [&](std::string_view name, std::string_view text) {
+    w.text(name);
+    w.text(text);
+  });
   w.texts(request.name_expressions);
   return w.take();
 }
@@ -175,12 +175,13 @@ std::string encode_key(const Request& request) {
   w.text(request.source);
   w.text(request.arch);
   w.texts(request.options);
+  // The embedded set by its digest (empty without one), then the request's own headers.
+  w.u64(request.embedded.size());
+  w.text(request.embedded_sha256);
   w.u64(request.headers.size());
   for (const Header& h : request.headers) {
     w.text(h.name);
-    // A tag before each form, so that a text can never read as a digest.
-    w.u32(h.sha256.empty() ? 0 : 1);
-    w.text(h.sha256.empty() ? h.text : h.sha256);
+    w.text(h.text);
   }
   w.texts(request.name_expressions);
   return w.take();

@@ -29,8 +29,8 @@ struct OwnedRequest {
 
 std::string encode(const Request& request);
 // What keys a request's binary in every cache (precompiled, disk, remote): the request as
-// encode() writes it, except that a header with a digest is held by its digest. Never the
-// same bytes as a wire request (another magic number).
+// encode() writes it, except that the embedded headers are held by their set's digest.
+// Never the same bytes as a wire request (another magic number).
 std::string encode_key(const Request& request);
 std::string encode(const Result& result);
 // std::nullopt for a payload that is truncated, has trailing bytes, or has the wrong magic

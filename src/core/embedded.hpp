@@ -16,7 +16,12 @@ struct EmbeddedFile {
 
 // kreg's device headers, offered to NVRTC as in-memory headers.
 std::span<const EmbeddedFile> embedded_headers();
-// The built-in kernel sources from kernels/, named by file ("elementwise.cu").
+// The SHA-256 of the set: of each header's name and sha256, each followed by a line break,
+// in order. Keys hold it in place of the headers (compiler::encode_key).
+std::string_view embedded_headers_sha256();
+// The built-in kernel sources from kernels/, named by file ("elementwise.cu"), and their
+// set's digest as for the headers.
 std::span<const EmbeddedFile> embedded_sources();
+std::string_view embedded_sources_sha256();
 
 }  // namespace kreg::core

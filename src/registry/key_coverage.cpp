@@ -8,8 +8,10 @@ namespace kreg::registry {
 namespace {
 
 bool in_memory(const compiler::Request& request, std::string_view name) {
-  return std::any_of(request.headers.begin(), request.headers.end(),
-                     [&](const compiler::Header& h) { return h.name == name; });
+  bool found = false;
+  compiler::for_each_header(
+      request, [&](std::string_view header, std::string_view) { found = found || header == name; });
+  return found;
 }
 
 // NVRTC's own built-in headers, which it lists among the files it read.

@@ -36,15 +36,14 @@ compiler::Request make_request(const Source& source, const std::vector<core::Con
   request.program_name = source.name + ".cu";
   request.source = source.text;
   request.arch = arch;
-  for (const core::EmbeddedFile& header : core::embedded_headers()) {
-    request.headers.push_back({header.name, header.text, header.sha256});
-  }
+  request.embedded = core::embedded_headers();
+  request.embedded_sha256 = core::embedded_headers_sha256();
   request.options = {"-std=c++17"};
   if (!values.empty()) {
     // Without values <kreg/kernel.cuh> declares every constant "not given" by itself, and
     // a compile without a pre-included header starts measurably faster.
     storage = compiler::constant_values_header(values);
-    request.headers.push_back({compiler::kConstantValuesHeader, storage, {}});
+    request.headers.push_back({compiler::kConstantValuesHeader, storage});
     request.options.push_back(std::string("--pre-include=") + compiler::kConstantValuesHeader);
   }
   if (source.kreg_headers_only) {

@@ -93,7 +93,8 @@ namespace {
 // must every field of what a worker is sent.
 TEST(Wire, EveryFieldOfARequestChangesItsEncodingAndItsKey) {
   const Request base = sample_request();
-  std::vector<Request> variants(9, base);
+  const core::EmbeddedFile embedded[] = {{"kreg/device/x.cuh", "#pragma once\n", "00"}};
+  std::vector<Request> variants(10, base);
   variants[0].source = "extern \"C\" __global__ void k2() {}\n";
   variants[1].arch = "sm_80";
   variants[2].options = {"-minimal"};
@@ -102,36 +103,41 @@ TEST(Wire, EveryFieldOfARequestChangesItsEncodingAndItsKey) {
   variants[5].name_expressions = {"fill<double>"};
   variants[6].program_name = "other.cu";
   variants[7].headers[0].name = "kreg/other.cuh";
-  variants[8].headers[0].sha256 =
-      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  variants[8].embedded = embedded;
+  variants[8].embedded_sha256 = "aa00";
+  variants[9].embedded = embedded;
+  variants[9].embedded_sha256 = "bb00";
   for (std::size_t i = 0; i < variants.size(); ++i) {
     EXPECT_NE(encode_key(variants[i]), encode_key(base)) << i;
-    if (i != 8) EXPECT_NE(encode(variants[i]), encode(base)) << i;
+    EXPECT_NE(encode(variants[i]), encode(base)) << i;
   }
+  EXPECT_NE(encode_key(variants[8]), encode_key(variants[9]));
 }
 
-// A header embedded at build time is keyed by its digest: the key neither holds nor reads
-// its text, however long, and another digest is another key.
-TEST(Wire, AHeaderWithADigestIsKeyedByIt) {
+// The headers embedded at build time are keyed by their set's digest: the key neither holds
+// nor reads their text, however long, and another digest is another key.
+TEST(Wire, TheEmbeddedHeadersAreKeyedByTheirDigest) {
   const std::string long_text(1 << 20, 'x');
+  const core::EmbeddedFile embedded[] = {{"kreg/device/big.cuh", long_text, "ignored"}};
   Request a = sample_request();
-  a.headers[0].text = long_text;
-  a.headers[0].sha256 = "aa00000000000000000000000000000000000000000000000000000000000000";
+  a.embedded = embedded;
+  a.embedded_sha256 = "aa00000000000000000000000000000000000000000000000000000000000000";
   const std::string key = encode_key(a);
   EXPECT_LT(key.size(), 1024U);
   EXPECT_EQ(key.find("xxxxxxxx"), std::string::npos);
-  Request b = a;
-  b.headers[0].sha256 = "bb00000000000000000000000000000000000000000000000000000000000000";
+  // What a worker is sent holds every header's text, the embedded ones first.
+  const auto decoded = decode_request(encode(a));
+  ASSERT_TRUE(decoded.has_value());
+  ASSERT_EQ(decoded->headers.size(), 3U);
+  EXPECT_EQ(decoded->headers[0].first, "kreg/device/big.cuh");
+  EXPECT_EQ(decoded->headers[0].second, long_text);
+  EXPECT_EQ(decoded->headers[1].first, "kreg/kernel.cuh");
+  // A header of the request's own that spells the digest is not the embedded set.
+  Request b = sample_request();
+  b.headers.push_back({"kreg/device/big.cuh", a.embedded_sha256});
   EXPECT_NE(encode_key(b), key);
-  // What a worker is sent still holds the text itself.
-  EXPECT_NE(encode(a).find(long_text), std::string::npos);
-  // A text that spells a digest is not that digest.
-  Request c = a;
-  c.headers[0].text = a.headers[0].sha256;
-  c.headers[0].sha256 = {};
-  EXPECT_NE(encode_key(c), key);
   // A key is never a request a worker would accept.
-  EXPECT_FALSE(decode_request(encode_key(sample_request())).has_value());
+  EXPECT_FALSE(decode_request(key).has_value());
 }
 
 }  // namespace

@@ -35,6 +35,18 @@ TEST(Embedded, EveryFileCarriesTheSha256OfItsText) {
   }
 }
 
+// The set's digest covers every name and text: keys hold it in place of the headers.
+TEST(Embedded, TheSetsDigestIsOfEveryNameAndDigest) {
+  for (const auto& [files, digest] : {std::pair{embedded_headers(), embedded_headers_sha256()},
+                                      std::pair{embedded_sources(), embedded_sources_sha256()}}) {
+    std::string manifest;
+    for (const EmbeddedFile& file : files) {
+      manifest += std::string(file.name) + "\n" + std::string(file.sha256) + "\n";
+    }
+    EXPECT_EQ(digest, sha256_hex(manifest));
+  }
+}
+
 TEST(Embedded, NamesAreUnique) {
   for (const auto files : {embedded_headers(), embedded_sources()}) {
     for (std::size_t i = 0; i < files.size(); ++i) {
