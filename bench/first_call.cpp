@@ -149,11 +149,14 @@ int precompiled_get() {
   const auto start = Clock::now();
   const kreg::Kernel& k = reg.get("axpy_f32");
   const double ms = since(start);
-  std::printf("precompiled-get %.3f (%s)\n", ms, kreg::to_string(k.binary().origin()));
+  const kreg::Stats s = reg.stats();
+  std::printf("precompiled-get %.3f (%s; lookup %.3f ms, library load %.3f ms)\n", ms,
+              kreg::to_string(k.binary().origin()), s.precompiled_ms, s.load_ms);
   return k.binary().origin() == kreg::Origin::Precompiled ? 0 : 1;
 }
 
-// The precompiled image precompiled_get loads, for raw_load to load by hand.
+// The precompiled image precompiled_get loads, for raw_load to load by hand, and the
+// symbol of its kernel in PATH.symbol.
 int write_image(const char* path) {
   kreg::RegistryOptions options;
   options.disk_cache = false;
@@ -164,7 +167,9 @@ int write_image(const char* path) {
   if (binary.origin() != kreg::Origin::Precompiled) return 1;
   std::ofstream out(path, std::ios::binary);
   out.write(binary.image().data(), static_cast<std::streamsize>(binary.image().size()));
-  return out ? 0 : 1;
+  std::ofstream symbol(std::string(path) + ".symbol");
+  symbol << binary.symbol("axpy_f32");
+  return out && symbol ? 0 : 1;
 }
 
 // What precompiled_get does, by hand and with nothing else: with the context current and
@@ -173,9 +178,11 @@ int write_image(const char* path) {
 int raw_load(const char* path) {
   std::ifstream in(path, std::ios::binary);
   const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string symbol;
+  std::ifstream(std::string(path) + ".symbol") >> symbol;
   CUdevice device = 0;
   CUcontext context = nullptr;
-  if (image.empty() || cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+  if (image.empty() || symbol.empty() || cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
       cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
       cuCtxSetCurrent(context) != CUDA_SUCCESS) {
     return 1;
@@ -185,7 +192,8 @@ int raw_load(const char* path) {
   CUkernel kernel = nullptr;
   if (cuLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) !=
           CUDA_SUCCESS ||
-      cuLibraryGetKernel(&kernel, library, "axpy_f32") != CUDA_SUCCESS) {
+      cuLibraryGetKernel(&kernel, library, symbol.c_str()) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "raw-load: cannot load %s from %s\n", symbol.c_str(), path);
     return 1;
   }
   int sum = 0;
