@@ -3,10 +3,12 @@
 #include <kreg/error.hpp>
 
 #include "core/embedded.hpp"
+#include "lex/lexer.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -18,16 +20,9 @@ namespace {
   throw Error(ErrorCode::InvalidArgument, "source '" + source + "': " + what);
 }
 
-bool is_ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
-bool is_identifier(std::string_view s) {
-  return !s.empty() && is_ident_start(s.front()) && std::all_of(s.begin(), s.end(), is_ident_char);
-}
+using lex::ident_char;
+using lex::ident_start;
+using lex::is_identifier;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -35,99 +30,32 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_hex_digit(char c) {
-  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-}
-
-// A ' between two digits is a C++14 digit separator (1'000'000), not a character literal.
-bool digit_separator(std::string_view s, std::size_t i) {
-  return s[i] == '\'' && i > 0 && i + 1 < s.size() && is_hex_digit(s[i - 1]) &&
-         is_hex_digit(s[i + 1]);
-}
-
-// Blanks out comments (keeping newlines) so that declarations inside them are not read.
-// Line endings are normalized to \n and backslash-newline splices are joined first, as the
-// compiler's first phases do; the text NVRTC compiles is not touched.
-std::string strip_comments(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t k = 0; k < text.size(); ++k) {
-    if (text[k] == '\r' && k + 1 < text.size() && text[k + 1] == '\n') continue;
-    if (text[k] == '\\') {
-      std::size_t next = k + 1;
-      if (next < text.size() && text[next] == '\r') ++next;
-      if (next < text.size() && text[next] == '\n') {
-        k = next;
-        continue;
-      }
-    }
-    out += text[k];
-  }
-  std::size_t i = 0;
-  const std::size_t n = out.size();
-  while (i < n) {
-    const char c = out[i];
-    if ((c == '"' || c == '\'') && !digit_separator(out, i)) {
-      for (++i; i < n && out[i] != c && out[i] != '\n'; ++i) {
-        if (out[i] == '\\') ++i;
-      }
-      ++i;
-    } else if (c == '/' && i + 1 < n && out[i + 1] == '/') {
-      for (; i < n && out[i] != '\n'; ++i) out[i] = ' ';
-    } else if (c == '/' && i + 1 < n && out[i + 1] == '*') {
-      for (; i < n && !(out[i] == '*' && i + 1 < n && out[i + 1] == '/'); ++i) {
-        if (out[i] != '\n') out[i] = ' ';
-      }
-      if (i < n) out[i++] = ' ';
-      if (i < n) out[i++] = ' ';
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
-
 struct Token {
   std::string_view text;
 };
 
-// Identifiers, numbers, string literals and single punctuation characters. Preprocessor
-// lines are skipped; they are read separately.
-std::vector<Token> tokenize(std::string_view code) {
-  std::vector<Token> tokens;
-  std::size_t i = 0;
-  bool line_start = true;
-  while (i < code.size()) {
-    const char c = code[i];
-    if (c == '\n') {
-      line_start = true;
-      ++i;
-    } else if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == '#' && line_start) {
-      // Skip the directive, following backslash continuations.
-      while (i < code.size() && !(code[i] == '\n' && code[i - 1] != '\\')) ++i;
-    } else if (is_ident_char(c)) {
-      std::size_t j = i;
-      while (j < code.size() && is_ident_char(code[j])) ++j;
-      tokens.push_back({code.substr(i, j - i)});
-      i = j;
-      line_start = false;
-    } else if ((c == '"' || c == '\'') && !digit_separator(code, i)) {
-      std::size_t j = i + 1;
-      while (j < code.size() && code[j] != c && code[j] != '\n') j += code[j] == '\\' ? 2 : 1;
-      j = std::min(j + 1, code.size());
-      tokens.push_back({code.substr(i, j - i)});
-      i = j;
-      line_start = false;
-    } else {
-      tokens.push_back({code.substr(i, 1)});
-      ++i;
-      line_start = false;
+// What declarations are read from: the text's tokens without comments and preprocessor
+// lines, each spelled as the compiler reads it (a token broken by a line splice is joined).
+class Code {
+ public:
+  explicit Code(const lex::Tokens& lexed) {
+    for (std::size_t i = 0; i < lexed.size(); ++i) {
+      const lex::Token& t = lexed[i];
+      if (t.kind == lex::Kind::Comment || t.directive) continue;
+      if (t.spliced) {
+        joined_.push_back(lexed.spelling(i));
+        tokens_.push_back({joined_.back()});
+      } else {
+        tokens_.push_back({lexed.raw(i)});
+      }
     }
   }
-  return tokens;
-}
+  const std::vector<Token>& tokens() const noexcept { return tokens_; }
+
+ private:
+  std::deque<std::string> joined_;  // a deque, so that the views into it stay valid
+  std::vector<Token> tokens_;
+};
 
 // Index just past the parenthesis that closes the one at `open`.
 std::size_t skip_parens(const std::vector<Token>& t, std::size_t open) {
@@ -192,7 +120,7 @@ void read_entries(const std::vector<Token>& t, std::vector<Entry>& entries) {
 std::string join(const std::vector<Token>& t, std::size_t begin, std::size_t end) {
   std::string out;
   for (std::size_t i = begin; i < end; ++i) {
-    if (!out.empty() && is_ident_char(out.back()) && is_ident_char(t[i].text.front())) out += ' ';
+    if (!out.empty() && ident_char(out.back()) && ident_char(t[i].text.front())) out += ' ';
     out += t[i].text;
   }
   return out;
@@ -253,7 +181,7 @@ const std::map<std::string, int, std::less<>>& named_indices() {
   static const std::map<std::string, int, std::less<>> table = [] {
     std::map<std::string, int, std::less<>> out;
     for (const core::EmbeddedFile& header : core::embedded_headers()) {
-      read_named_indices(tokenize(strip_comments(header.text)), out);
+      read_named_indices(Code(lex::Tokens(header.text)).tokens(), out);
     }
     return out;
   }();
@@ -331,27 +259,33 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
             [](const ConstantDecl& a, const ConstantDecl& b) { return a.index < b.index; });
 }
 
-// Whether a source (comments stripped, lines spliced) includes any header but kreg's own.
-// It only decides whether -minimal is tried first, so an include it misses costs a second
-// compile, never a wrong binary: the disk cache decides from what NVRTC read.
-bool includes_other_headers(std::string_view code) {
-  std::istringstream lines{std::string(code)};
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::string_view s = trim(line);
-    if (s.starts_with('#')) {
-      s.remove_prefix(1);
-    } else if (s.starts_with("%:")) {  // the digraph of #
-      s.remove_prefix(2);
-    } else {
-      continue;
+// The header a `#include` names, from the token after `include`: the text between the
+// quotes, or between < and the next > on the line; empty for a macro.
+std::string header_named(const lex::Tokens& t, std::size_t at) {
+  if (at == lex::Tokens::npos || !t[at].directive) return {};
+  if (t[at].kind == lex::Kind::String) {
+    const std::string text = t.spelling(at);
+    return text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : "";
+  }
+  if (!t.is(at, "<")) return {};
+  for (std::size_t j = t.next(at); j != lex::Tokens::npos && t[j].directive; j = t.next(j)) {
+    if (t.is(j, ">")) {
+      std::string name(t.text().substr(t[at].end, t[j].begin - t[at].end));
+      return std::string(trim(name));
     }
-    s = trim(s);
-    if (!s.starts_with("include")) continue;
-    s = trim(s.substr(7));
-    const std::size_t close = s.size() < 2 ? std::string_view::npos : s.find_first_of(">\"", 1);
-    const std::string_view name = close == std::string_view::npos ? s : s.substr(1, close - 1);
-    if (!name.starts_with("kreg/")) return true;
+  }
+  return {};
+}
+
+// Whether a source includes any header but kreg's own. It only decides whether -minimal is
+// tried first, so an include it misses costs a second compile, never a wrong binary: the
+// disk cache decides from what NVRTC read.
+bool includes_other_headers(const lex::Tokens& t) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != lex::Kind::Hash) continue;
+    const std::size_t word = t.next(i);
+    if (word == lex::Tokens::npos || !t[word].directive || !t.is(word, "include")) continue;
+    if (!header_named(t, t.next(word)).starts_with("kreg/")) return true;
   }
   return false;
 }
@@ -370,37 +304,35 @@ bool stays_inside(std::string_view name) {
 
 // Whether the code asks `__has_include` (or `__has_include_next`) about anything but a
 // literal header name that stays inside the include path.
-bool probes_outside(std::string_view code) {
-  constexpr std::string_view kWord = "__has_include";
-  for (std::size_t at = code.find(kWord); at != std::string_view::npos;
-       at = code.find(kWord, at + 1)) {
-    if (at > 0 && is_ident_char(code[at - 1])) continue;
-    std::size_t i = at + kWord.size();
-    if (code.substr(i, 5) == "_next") i += 5;
-    if (i < code.size() && is_ident_char(code[i])) continue;
-    auto skip_space = [&] {
-      while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
-    };
-    skip_space();
-    if (i >= code.size() || code[i] != '(') {
+bool probes_outside(const lex::Tokens& t) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t.is(i, "__has_include") && !t.is(i, "__has_include_next")) continue;
+    const std::size_t open = t.next(i);
+    if (!t.is(open, "(")) {
       // `defined(__has_include)` and `#ifdef __has_include` ask about the operator, not a
       // file; anything else (a macro standing for it, say) could hide a probe.
-      const std::size_t newline = code.rfind('\n', at);
-      const std::size_t line = newline == std::string_view::npos ? 0 : newline + 1;
-      const std::string_view before = trim(code.substr(line, at - line));
-      const bool about_operator = (i < code.size() && code[i] == ')') ||
-                                  before.ends_with("ifdef") || before.ends_with("ifndef");
-      if (about_operator) continue;
+      const std::size_t before = t.prev(i);
+      if (t.is(open, ")") || t.is(before, "ifdef") || t.is(before, "ifndef")) continue;
       return true;
     }
-    ++i;
-    skip_space();
-    if (i >= code.size() || (code[i] != '<' && code[i] != '"')) return true;  // a macro
-    const char close = code[i] == '<' ? '>' : '"';
-    const std::size_t end = code.find(close, i + 1);
-    if (end == std::string_view::npos || !stays_inside(code.substr(i + 1, end - i - 1))) {
-      return true;
+    const std::size_t name = t.next(open);
+    const bool quoted = name != lex::Tokens::npos && t[name].kind == lex::Kind::String &&
+                        t.spelling(name).front() == '"';
+    if (!quoted && !t.is(name, "<")) return true;  // a macro
+    std::string header;
+    if (quoted) {
+      const std::string text = t.spelling(name);
+      if (text.size() < 2 || text.back() != '"') return true;
+      header = text.substr(1, text.size() - 2);
+    } else {
+      std::size_t close = t.next(name);
+      while (close != lex::Tokens::npos && !t.is(close, ">") && !t.is(close, ")")) {
+        close = t.next(close);
+      }
+      if (!t.is(close, ">")) return true;
+      header = std::string(t.text().substr(t[name].end, t[close].begin - t[name].end));
     }
+    if (!stays_inside(header)) return true;
   }
   return false;
 }
@@ -433,18 +365,20 @@ std::optional<Directive> directive_of(std::string_view line) {
   std::string_view s = trim(line);
   if (s.substr(0, 2) != "//") return std::nullopt;
   s = trim(s.substr(2));
-  if (s.substr(0, 5) != "kreg:" || s.size() == 5 || !is_ident_start(s[5])) return std::nullopt;
+  if (s.substr(0, 5) != "kreg:" || s.size() == 5 || !ident_start(s[5])) return std::nullopt;
   s = s.substr(5);
   std::size_t end = 0;
-  while (end < s.size() && (is_ident_char(s[end]) || s[end] == '-')) ++end;
+  while (end < s.size() && (ident_char(s[end]) || s[end] == '-')) ++end;
   return Directive{s.substr(0, end), trim(s.substr(end))};
 }
 
-void read_annotations(Source& source) {
-  std::istringstream lines(source.text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    const std::optional<Directive> found = directive_of(line);
+// Annotations are line comments that start their line: one inside a block comment or a
+// raw string, or after code, is not one.
+void read_annotations(Source& source, const lex::Tokens& t) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != lex::Kind::Comment || !t[i].first || !t.raw(i).starts_with("//")) continue;
+    const std::string comment = t.spelling(i);
+    const std::optional<Directive> found = directive_of(comment);
     if (!found) continue;
     const std::string_view directive = found->word;
     const std::string_view rest = found->rest;
@@ -513,16 +447,17 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
   Source source;
   source.name = std::move(name);
   source.text = std::move(text);
-  const std::string code = strip_comments(source.text);
-  const std::vector<Token> tokens = tokenize(code);
+  const lex::Tokens lexed(source.text);
+  const Code code(lexed);
+  const std::vector<Token>& tokens = code.tokens();
   read_entries(tokens, source.entries);
-  read_annotations(source);
+  read_annotations(source, lexed);
   for (const std::string& spec : options.entries) add_entry(source.name, source.entries, spec);
   source.options.insert(source.options.end(), options.compile_options.begin(),
                         options.compile_options.end());
   read_constants(source.name, tokens, source.constants);
-  source.kreg_headers_only = !includes_other_headers(code);
-  source.probes_files = probes_outside(code);
+  source.kreg_headers_only = !includes_other_headers(lexed);
+  source.probes_files = probes_outside(lexed);
 
   for (const Constants& constants : source.specializations) {
     try {

@@ -91,6 +91,23 @@ TEST(Source, ToleratesWhatValidCudaContains) {
   EXPECT_FALSE(s.constants[0].has_default);  // required in one branch: required
 }
 
+// What a declaration is comes from tokens: text inside raw strings, literals and block
+// comments declares nothing, and an annotation is a line comment that starts its line.
+TEST(Source, ReadsTokensNotText) {
+  Source s = parse_source("tokens",
+                          "const char* a = R\"(\nextern \"C\" __global__ void fake() {}\n"
+                          "KREG_CONSTANT(int, q, 9);\n// kreg:options -DRAW\n)\";\n"
+                          "/*\n// kreg:options -DCOMMENTED\n*/\n"
+                          "int x = 1; // kreg:options -DAFTER_CODE\n"
+                          "const char c = u8'x'; const char* b = \"// kreg:options -DSTRING\";\n"
+                          "// kreg:options -DREAL\n"
+                          "extern \"C\" __global__ void after_literals(int* p) {}\n",
+                          {});
+  EXPECT_EQ(names(s), (std::vector<std::string>{"after_literals"}));
+  EXPECT_TRUE(s.constants.empty());
+  EXPECT_EQ(s.options, (std::vector<std::string>{"-DREAL"}));
+}
+
 TEST(Source, ToolkitIncludesTurnOffMinimal) {
   const std::string k = "\nextern \"C\" __global__ void k() {}";
   for (const std::string include : {"#include <cuda_fp16.h>", "%:include <cuda_fp16.h>",
