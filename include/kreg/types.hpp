@@ -2,6 +2,8 @@
 /// \file
 /// Small value types shared by the registry and kernels.
 
+#include <kreg/stats.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -105,30 +107,6 @@ struct RegistryOptions {
   bool builtins = true;
   /// The remote (Redis) cache tier; off unless a URL is given here or in the environment.
   RemoteCacheOptions remote;
-};
-
-/// Counters since the registry was created.
-struct Stats {
-  std::uint64_t memory_hits = 0;       ///< `get` calls served from memory.
-  std::uint64_t disk_hits = 0;         ///< Binaries read from the disk cache.
-  std::uint64_t precompiled_hits = 0;  ///< Binaries taken from the embedded precompiled set.
-  std::uint64_t compiles = 0;          ///< Successful NVRTC compiles.
-  std::uint64_t worker_compiles = 0;   ///< Of those, compiled in worker processes.
-  /// Of those, compiles that made a precompiled header of their leading #include lines, and
-  /// compiles that used one (docs/registry.md, "Precompiled headers").
-  std::uint64_t pch_creations = 0;
-  std::uint64_t pch_uses = 0;
-  std::uint64_t failures = 0;          ///< Failed compiles and loads.
-  std::uint64_t loads = 0;             ///< Binaries loaded into the driver.
-  double compile_ms = 0;               ///< Wall time spent in successful compiles.
-  double disk_ms = 0;                  ///< Wall time spent reading disk-cache hits.
-  double precompiled_ms = 0;           ///< Wall time spent taking precompiled binaries.
-  double load_ms = 0;                  ///< Wall time spent loading binaries.
-  std::uint64_t remote_hits = 0;       ///< Binaries fetched from the remote cache.
-  std::uint64_t remote_misses = 0;     ///< Remote lookups that found no usable value.
-  std::uint64_t remote_rejected = 0;   ///< Of those, values refused: corrupt, foreign or unsigned.
-  std::uint64_t remote_errors = 0;     ///< Remote reads and writes that failed or timed out.
-  double remote_ms = 0;                ///< Wall time spent on remote lookups, hits or not.
 };
 
 /// What `prewarm_all` did.

@@ -354,46 +354,28 @@ const char* kRegistryDoc =
 }  // namespace
 
 void bind_registry(nb::module_& m) {
-  nb::class_<Stats>(m, "Stats", "Counters since the registry was created.")
-      .def_ro("memory_hits", &Stats::memory_hits)
-      .def_ro("disk_hits", &Stats::disk_hits)
-      .def_ro("precompiled_hits", &Stats::precompiled_hits)
-      .def_ro("compiles", &Stats::compiles)
-      .def_ro("worker_compiles", &Stats::worker_compiles)
-      .def_ro("pch_creations", &Stats::pch_creations)
-      .def_ro("pch_uses", &Stats::pch_uses)
-      .def_ro("failures", &Stats::failures)
-      .def_ro("loads", &Stats::loads)
-      .def_ro("compile_ms", &Stats::compile_ms)
-      .def_ro("disk_ms", &Stats::disk_ms)
-      .def_ro("precompiled_ms", &Stats::precompiled_ms)
-      .def_ro("load_ms", &Stats::load_ms)
-      .def_ro("remote_hits", &Stats::remote_hits)
-      .def_ro("remote_misses", &Stats::remote_misses)
-      .def_ro("remote_rejected", &Stats::remote_rejected)
-      .def_ro("remote_errors", &Stats::remote_errors)
-      .def_ro("remote_ms", &Stats::remote_ms)
+  auto stats = nb::class_<Stats>(m, "Stats", "Counters since the registry was created.");
+  // Every field, from the one table (<kreg/stats.hpp>): times in milliseconds, counts as ints.
+  for (const StatsField& field : stats_fields()) {
+    const std::string name(field.name);
+    if (field.count != nullptr) {
+      stats.def_prop_ro(name.c_str(), [member = field.count](const Stats& s) { return s.*member; });
+    } else {
+      stats.def_prop_ro(name.c_str(), [member = field.ms](const Stats& s) { return s.*member; });
+    }
+  }
+  stats
       .def("as_dict",
            [](const Stats& s) {
              nb::dict d;
-             d["memory_hits"] = s.memory_hits;
-             d["disk_hits"] = s.disk_hits;
-             d["precompiled_hits"] = s.precompiled_hits;
-             d["compiles"] = s.compiles;
-             d["worker_compiles"] = s.worker_compiles;
-             d["pch_creations"] = s.pch_creations;
-             d["pch_uses"] = s.pch_uses;
-             d["failures"] = s.failures;
-             d["loads"] = s.loads;
-             d["compile_ms"] = s.compile_ms;
-             d["disk_ms"] = s.disk_ms;
-             d["precompiled_ms"] = s.precompiled_ms;
-             d["load_ms"] = s.load_ms;
-             d["remote_hits"] = s.remote_hits;
-             d["remote_misses"] = s.remote_misses;
-             d["remote_rejected"] = s.remote_rejected;
-             d["remote_errors"] = s.remote_errors;
-             d["remote_ms"] = s.remote_ms;
+             for (const StatsField& field : stats_fields()) {
+               const std::string name(field.name);
+               if (field.count != nullptr) {
+                 d[name.c_str()] = s.*field.count;
+               } else {
+                 d[name.c_str()] = s.*field.ms;
+               }
+             }
              return d;
            })
       .def("__repr__", [](nb::handle self) {

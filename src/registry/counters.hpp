@@ -12,20 +12,21 @@
 
 namespace kreg::registry {
 
-// Times are in nanoseconds.
+// One per field of Stats, in the order of stats_fields(): counter i fills field i, a time
+// field from nanoseconds.
 enum class Counter : std::size_t {
   MemoryHits,
-  PrecompiledHits,
-  PrecompiledNs,
   DiskHits,
-  DiskNs,
+  PrecompiledHits,
   Compiles,
-  CompileNs,
   WorkerCompiles,
   PchCreations,
   PchUses,
   Failures,
   Loads,
+  CompileNs,
+  DiskNs,
+  PrecompiledNs,
   LoadNs,
   RemoteHits,
   RemoteMisses,

@@ -22,7 +22,7 @@ grep -q "unsigned" "$dir/ping.txt" || fail "ping does not say how entries travel
 # Two built-ins compiled into one folder, and written through to Redis.
 KREG_REMOTE_CACHE="$url" KREG_PRECOMPILED=0 "$kreg" prewarm --arch sm_90 --cache-dir "$dir/a" \
   --json axpy_f32 elementwise_add_f32 > "$dir/prewarm.json"
-grep -q '"misses": 2' "$dir/prewarm.json" || fail "prewarm did not ask Redis" "$dir/prewarm.json"
+grep -q '"remote_misses": 2' "$dir/prewarm.json" || fail "prewarm did not ask Redis" "$dir/prewarm.json"
 "$kreg" cache remote stats --count-keys --remote "$url" --json > "$dir/stats.json"
 grep -q '"keys": 2' "$dir/stats.json" || fail "Redis does not hold the two entries" "$dir/stats.json"
 
@@ -30,7 +30,7 @@ grep -q '"keys": 2' "$dir/stats.json" || fail "Redis does not hold the two entri
 KREG_REMOTE_CACHE="$url" KREG_PRECOMPILED=0 "$kreg" prewarm --arch sm_90 --cache-dir "$dir/b" \
   --json axpy_f32 elementwise_add_f32 > "$dir/served.json"
 grep -q '"compiles": 0,' "$dir/served.json" || fail "the second process compiled" "$dir/served.json"
-grep -q '"hits": 2' "$dir/served.json" || fail "no remote hits" "$dir/served.json"
+grep -q '"remote_hits": 2' "$dir/served.json" || fail "no remote hits" "$dir/served.json"
 cat > "$dir/manifest.json" <<'JSON'
 {"format": "kreg-manifest", "version": 1,
  "kernels": [{"name": "axpy_f32", "constants": ""}, {"name": "elementwise_add_f32", "constants": ""}]}

@@ -237,8 +237,7 @@ int build_cache(const BuildCacheOptions& options) {
                       {"builtin_total", requests.size()},
                       {"manifest_ready", from_manifest},
                       {"manifest_total", listed.size()},
-                      {"compiles", stats.compiles},
-                      {"disk_hits", stats.disk_hits},
+                      {"stats", stats_json(stats)},
                       {"cache", usage_json(usage)}};
   if (!options.bundle.empty()) {
     json["bundle"] = {{"file", options.bundle.string()}, {"entries", bundle.entries}};
@@ -262,6 +261,18 @@ int build_cache(const BuildCacheOptions& options) {
     }
   }
   return ready == requests.size() && from_manifest == listed.size() ? 0 : 1;
+}
+
+nlohmann::json stats_json(const Stats& stats) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const StatsField& field : stats_fields()) {
+    if (field.count != nullptr) {
+      out[std::string(field.name)] = stats.*field.count;
+    } else {
+      out[std::string(field.name)] = stats.*field.ms;
+    }
+  }
+  return out;
 }
 
 int list(bool json) {

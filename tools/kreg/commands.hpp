@@ -79,6 +79,9 @@ class TemporaryFolder {
   std::filesystem::path path_;
 };
 
+// Every counter of `stats`, by the names of stats_fields().
+nlohmann::json stats_json(const Stats& stats);
+
 // The remote cache's status as doctor shows it: JSON, and one line of text.
 nlohmann::json remote_status_json(const RemoteCacheStatus& status);
 std::string remote_status_line(const RemoteCacheStatus& status);

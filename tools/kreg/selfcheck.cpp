@@ -72,18 +72,7 @@ int report_kernels(Registry& reg, const std::vector<KernelRequest>& requests, st
   const Stats stats = reg.stats();
   out["ready"] = ready;
   out["total"] = requests.size();
-  out["compiles"] = stats.compiles;
-  out["worker_compiles"] = stats.worker_compiles;
-  out["pch"] = {{"created", stats.pch_creations}, {"used", stats.pch_uses}};
-  out["disk_hits"] = stats.disk_hits;
-  out["compile_ms"] = stats.compile_ms;
-  out["disk_ms"] = stats.disk_ms;
-  out["precompiled_hits"] = stats.precompiled_hits;
-  out["remote"] = {{"hits", stats.remote_hits},
-                   {"misses", stats.remote_misses},
-                   {"rejected", stats.remote_rejected},
-                   {"errors", stats.remote_errors},
-                   {"ms", stats.remote_ms}};
+  out["stats"] = stats_json(stats);
   if (!json) {
     table.print(std::cout);
     print_failures(failures);
