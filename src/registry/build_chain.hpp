@@ -9,7 +9,9 @@
 // cache. To add a tier (an HTTP store beside the remote one, say):
 //   1. derive it from Tier, in a file of its own: find() misses rather than throws when it
 //      cannot answer; store() keeps what it may and never throws; flush() if it writes late;
-//   2. give its hits and times Counter values and fill their Stats fields in counters.cpp;
+//      keyed() if it keeps binaries under the storage key (the chain then applies the
+//      key-coverage rules to it), timing() for the counters of its hits and times;
+//   2. give those Counter values, and their fields in <kreg/stats.hpp>'s table;
 //   3. construct it in BuildChain's constructor at its place in the order.
 // The registry needs no change: it only calls build(), flush() and cache_dir().
 
@@ -34,6 +36,9 @@ class BuildChain {
   // (null when off) must outlive the chain.
   BuildChain(const RegistryOptions& options, Counters& counters, CompileWorkers& workers,
              CompilerWarmUp* warm_up);
+  // A chain of the given tiers, asked in their order (tests).
+  BuildChain(Counters& counters, std::vector<std::unique_ptr<Tier>> tiers)
+      : counters_(counters), tiers_(std::move(tiers)) {}
   ~BuildChain();
   BuildChain(const BuildChain&) = delete;
   BuildChain& operator=(const BuildChain&) = delete;
@@ -47,6 +52,11 @@ class BuildChain {
   std::filesystem::path cache_dir() const;
 
  private:
+  // Offers `found`, from tier `from`, to each tier before it that may keep it.
+  void offer(std::size_t from, const BuildRequest& request, const Found& found,
+             bool covered) noexcept;
+
+  Counters& counters_;
   std::vector<std::unique_ptr<Tier>> tiers_;
   const DiskTier* disk_ = nullptr;  // one of tiers_, if there is one
 };

@@ -10,15 +10,16 @@ class PrecompiledTier final : public Tier {
  public:
   // `with_constants` false: only requests without constants are looked up
   // (KREG_PRECOMPILED_CONSTANTS=0).
-  PrecompiledTier(Counters& counters, bool with_constants)
-      : counters_(counters), with_constants_(with_constants) {}
+  explicit PrecompiledTier(bool with_constants) : with_constants_(with_constants) {}
 
   std::string_view name() const noexcept override { return "precompiled"; }
+  std::optional<Timing> timing() const noexcept override {
+    return Timing{Counter::PrecompiledHits, Counter::PrecompiledNs, false};
+  }
   std::optional<Found> find(const BuildRequest& request) override;
   void store(const BuildRequest& /*request*/, const Found& /*found*/) noexcept override {}
 
  private:
-  Counters& counters_;
   bool with_constants_;
 };
 

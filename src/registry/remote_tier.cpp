@@ -1,9 +1,6 @@
 #include "registry/remote_tier.hpp"
 
-#include "compiler/wire.hpp"
 #include "core/log.hpp"
-#include "core/stopwatch.hpp"
-#include "registry/key_coverage.hpp"
 #include "registry/storage_key.hpp"
 
 namespace kreg::registry {
@@ -32,8 +29,6 @@ void RemoteTier::rejected(const BuildRequest& request, const std::string& why) n
 }
 
 std::optional<Found> RemoteTier::find(const BuildRequest& request) {
-  if (!key_can_cover(request.source, request.request)) return std::nullopt;
-  const core::Stopwatch watch;
   cache::RemoteCache::Loaded loaded = remote_.load(storage_key(salt_, request));
   if (loaded.outcome == cache::RemoteCache::Outcome::Skipped) return std::nullopt;
   std::optional<Found> found;
@@ -46,24 +41,15 @@ std::optional<Found> RemoteTier::find(const BuildRequest& request) {
     case cache::RemoteCache::Outcome::Failed: counters_.add(Counter::RemoteErrors); break;
     default: break;
   }
-  const std::uint64_t ns = watch.nanoseconds();
-  counters_.add(Counter::RemoteNs, ns);
-  if (!found) {
-    if (loaded.outcome != cache::RemoteCache::Outcome::Failed) {
-      counters_.add(Counter::RemoteMisses);
-    }
-    return std::nullopt;
+  if (!found && loaded.outcome != cache::RemoteCache::Outcome::Failed) {
+    counters_.add(Counter::RemoteMisses);
   }
-  counters_.add(Counter::RemoteHits);
-  found->ms = static_cast<double>(ns) / 1e6;
   return found;
 }
 
 void RemoteTier::store(const BuildRequest& request, const Found& found) noexcept {
   try {
     if (remote_.config().read_only || found.origin != Origin::Compiled) return;
-    if (!key_can_cover(request.source, request.request)) return;
-    if (!uncovered_read(request.request, found.result).empty()) return;  // the disk tier logs it
     writer_.submit(storage_key(salt_, request), encode_found(found));
   } catch (...) {
     // Out of memory while building the key or payload: the binary is simply not sent.

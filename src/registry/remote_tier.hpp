@@ -2,8 +2,8 @@
 // The fleet's remote cache (cache/remote_cache.hpp) as a tier, after the disk tier: a hit
 // has been checked (signature, checksum, full key) and decodes to a result that fits the
 // request, and the chain then offers it to the disk tier to keep. A compile is written back
-// in the background. Keys are the disk tier's (storage_key.hpp), and the same coverage rules
-// keep a binary that depends on files outside its key off the wire.
+// in the background. Keys are the disk tier's (storage_key.hpp), and the chain's coverage
+// rules keep a binary that depends on files outside its key off the wire.
 
 #include "cache/background_writer.hpp"
 #include "cache/remote_cache.hpp"
@@ -20,6 +20,10 @@ class RemoteTier final : public Tier {
   RemoteTier(cache::RemoteConfig config, Counters& counters);
 
   std::string_view name() const noexcept override { return "remote"; }
+  bool keyed() const noexcept override { return true; }
+  std::optional<Timing> timing() const noexcept override {
+    return Timing{Counter::RemoteHits, Counter::RemoteNs, true};
+  }
   std::optional<Found> find(const BuildRequest& request) override;
   void store(const BuildRequest& request, const Found& found) noexcept override;
   void flush() override { writer_.flush(); }

@@ -7,6 +7,7 @@
 
 #include "compiler/nvrtc_compiler.hpp"
 #include "core/label.hpp"
+#include "registry/counters.hpp"
 #include "registry/source.hpp"
 
 #include <optional>
@@ -55,8 +56,22 @@ class Tier {
 
   // For logs, e.g. "disk".
   virtual std::string_view name() const noexcept = 0;
+  // Whether the tier keeps binaries under the request's storage key (disk, remote). The chain
+  // neither asks such a tier about a request whose key cannot cover what its compile may
+  // read, nor offers it a binary whose compile read a file the key does not hold
+  // (key_coverage.hpp), so a tier cannot forget the rule.
+  virtual bool keyed() const noexcept { return false; }
+  // Where the chain counts the tier's hits and the time its lookups take, when it does: a
+  // hit's time always, a miss's too for a tier whose misses cost (the network).
+  struct Timing {
+    Counter hits;
+    Counter ns;
+    bool misses_too = false;
+  };
+  virtual std::optional<Timing> timing() const noexcept { return std::nullopt; }
   // The binary for `request`, or std::nullopt to ask the next tier. Throws only when the
   // build itself failed (a source that does not compile): a tier that cannot answer misses.
+  // The chain sets the found binary's time for a tier with timing().
   virtual std::optional<Found> find(const BuildRequest& request) = 0;
   // Offered what a later tier found. A tier keeps what it may (a read-only one nothing);
   // never throws, since the caller already has its binary.
