@@ -163,19 +163,26 @@ std::unique_ptr<Kernel> KernelFactory::make(std::string name, std::string label,
   std::vector<std::size_t> sizes;
   bool known = api.cuKernelGetParamInfo != nullptr;
   if (known) {
-    // The driver answers CUDA_ERROR_INVALID_VALUE once the index passes the last parameter.
-    for (std::size_t i = 0;; ++i) {
-      std::size_t offset = 0;
-      std::size_t size = 0;
-      CUresult result = api.cuKernelGetParamInfo(handle, i, &offset, &size);
-      if (result == CUDA_ERROR_INVALID_VALUE) break;
-      if (result != CUDA_SUCCESS) {
-        known = false;
-        sizes.clear();
-        break;
+    try {
+      // The driver answers only with a context current, and a thread that loads its first
+      // kernel before it launched anything has none.
+      const cuda::ContextScope on(context->device->info().ordinal);
+      // The driver answers CUDA_ERROR_INVALID_VALUE once the index passes the last parameter.
+      for (std::size_t i = 0;; ++i) {
+        std::size_t offset = 0;
+        std::size_t size = 0;
+        CUresult result = api.cuKernelGetParamInfo(handle, i, &offset, &size);
+        if (result == CUDA_ERROR_INVALID_VALUE) break;
+        if (result != CUDA_SUCCESS) {
+          known = false;
+          break;
+        }
+        sizes.push_back(size);
       }
-      sizes.push_back(size);
+    } catch (const Error&) {
+      known = false;  // no context to ask in: launches go unchecked, as without the query
     }
+    if (!known) sizes.clear();
   }
   std::shared_ptr<const void> keep_alive = std::move(library);
   return std::unique_ptr<Kernel>(new Kernel(std::move(name), std::move(label), std::move(binary),

@@ -72,6 +72,25 @@ TEST(RegistryGpu, AttributesAreRead) {
   EXPECT_EQ(a.static_shared_bytes, 0);
 }
 
+// A thread that has launched nothing has no current context; its first kernel must still
+// know its parameters, or launches would go unchecked.
+TEST(RegistryGpu, AKernelLoadedOnAThreadWithoutAContextKnowsItsParameters) {
+  KREG_REQUIRE_GPU();
+  std::vector<std::size_t> sizes;
+  bool known = false;
+  std::thread([&] {
+    Registry reg(gpu_options());
+    reg.register_source("wide",
+                        "extern \"C\" __global__ void wide(double a, long long b, short c, bool d, "
+                        "double* out) { out[0] = a + b + c + d; }\n");
+    const Kernel& k = reg.get("wide");
+    known = k.parameters_known();
+    sizes = k.parameter_sizes();
+  }).join();
+  EXPECT_TRUE(known);
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{8, 8, 2, 1, 8}));
+}
+
 TEST(RegistryGpu, PrewarmLoadsSoGetIsAHit) {
   KREG_REQUIRE_GPU();
   Registry reg(gpu_options());
