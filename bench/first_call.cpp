@@ -172,9 +172,10 @@ int write_image(const char* path) {
   return out && symbol ? 0 : 1;
 }
 
-// What precompiled_get does, by hand and with nothing else: with the context current and
-// the image in memory before the clock, load it, find the kernel and read what kreg reads
-// of it (five attributes and the parameter sizes).
+// What precompiled_get does, by hand and with nothing else: with the primary context made
+// and the image in memory before the clock, load it (context-independently, with no context
+// current, as kreg does), find the kernel and read what kreg reads of it: five attributes,
+// and the parameter sizes with the context current.
 int raw_load(const char* path) {
   std::ifstream in(path, std::ios::binary);
   const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -182,9 +183,9 @@ int raw_load(const char* path) {
   std::ifstream(std::string(path) + ".symbol") >> symbol;
   CUdevice device = 0;
   CUcontext context = nullptr;
-  if (image.empty() || symbol.empty() || cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
-      cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
-      cuCtxSetCurrent(context) != CUDA_SUCCESS) {
+  if (image.empty() || symbol.empty() || cuInit(0) != CUDA_SUCCESS ||
+      cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+      cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS) {
     return 1;
   }
   const auto start = Clock::now();
@@ -208,7 +209,10 @@ int raw_load(const char* path) {
   std::size_t offset = 0;
   std::size_t size = 0;
   std::size_t parameters = 0;
+  if (cuCtxPushCurrent(context) != CUDA_SUCCESS) return 1;
   while (cuKernelGetParamInfo(kernel, parameters, &offset, &size) == CUDA_SUCCESS) ++parameters;
+  CUcontext popped = nullptr;
+  cuCtxPopCurrent(&popped);
   const double ms = since(start);
   std::printf("raw-load %.3f (%zu parameters, attributes %d)\n", ms, parameters, sum);
   return 0;
