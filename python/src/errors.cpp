@@ -30,13 +30,14 @@ PyObject* make_class(nb::module_& m, const char* name, const char* doc, PyObject
   return cls;
 }
 
-// A compile error's message holds NVRTC's log and, for a generated source, the numbered
-// source after this line.
-constexpr std::string_view kSourceMarker = "\ngenerated source:\n";
+nb::object text_or_none(const std::string* text) {
+  if (text == nullptr) return nb::none();
+  return nb::str(text->data(), text->size());
+}
 
 }  // namespace
 
-void raise_error(const Error& error, const std::string* source_text) {
+void raise_error(const Error& error) {
   const ErrorClasses& c = classes();
   PyObject* cls = c.by_code[static_cast<std::size_t>(error.code())];
   if (cls == nullptr) cls = c.base;
@@ -47,17 +48,15 @@ void raise_error(const Error& error, const std::string* source_text) {
   nb::object code = nb::borrow(c.code_enum)(static_cast<int>(error.code()));
   nb::setattr(instance, "code", code);
   if (error.code() == ErrorCode::CompileError) {
-    const std::size_t at = message.find(kSourceMarker);
-    const std::string_view log = at == std::string_view::npos ? message : message.substr(0, at);
-    nb::setattr(instance, "log", nb::str(log.data(), log.size()));
-    if (source_text != nullptr) {
-      nb::setattr(instance, "source", nb::str(source_text->data(), source_text->size()));
-    } else if (at == std::string_view::npos) {
-      nb::setattr(instance, "source", nb::none());
-    } else {
-      const std::string_view source = message.substr(at + kSourceMarker.size());
-      nb::setattr(instance, "source", nb::str(source.data(), source.size()));
-    }
+    // A constant that is missing or mistyped never reached NVRTC: no log, no source.
+    const CompileFailure* failure = error.compile_failure();
+    const std::string numbered = failure != nullptr ? number_lines(failure->source) : "";
+    nb::setattr(instance, "log", text_or_none(failure != nullptr ? &failure->log : nullptr));
+    nb::setattr(instance, "source", text_or_none(failure != nullptr ? &numbered : nullptr));
+    nb::setattr(instance, "source_name",
+                text_or_none(failure != nullptr ? &failure->source_name : nullptr));
+    nb::setattr(instance, "kernel", text_or_none(failure != nullptr ? &failure->label : nullptr));
+    nb::setattr(instance, "key", text_or_none(failure != nullptr ? &failure->key : nullptr));
   }
   PyErr_SetObject(cls, instance.ptr());
 }
@@ -106,9 +105,11 @@ void bind_errors(nb::module_& m) {
               nb::borrow(reinterpret_cast<PyObject*>(PyExc_Exception)).attr("__str__"));
   c.by_code[code(ErrorCode::CompileError)] =
       make_class(m, "CompileError",
-                 "NVRTC rejected a source, or a constant is missing or mistyped. `log` holds the "
-                 "compiler's log; `source` the numbered source (generated, or registered from "
-                 "Python), else None.",
+                 "NVRTC rejected a source, or a constant is missing or mistyped. For a compile "
+                 "NVRTC refused: `log` is the compiler's log, `source` the numbered text it was "
+                 "given (a custom kernel's generated source), `source_name` the source's name, "
+                 "`kernel` the label asked for and `key` the binary's key; all None for a "
+                 "constant that never reached the compiler.",
                  c.base);
   c.by_code[code(ErrorCode::LoadError)] =
       make_class(m, "LoadError", "The driver refused to load a compiled binary.", c.base);
@@ -126,8 +127,6 @@ void bind_errors(nb::module_& m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const SourceCompileError& e) {
-      raise_error(e.error, &e.numbered_source);
     } catch (const Error& e) {
       raise_error(e);
     }

@@ -311,36 +311,11 @@ std::vector<KernelRequest> requests(nb::handle items) {
   return out;
 }
 
-// The texts registered through a Registry's Python object, kept in its __dict__, so that a
-// compile error of one can show it numbered.
-nb::dict registered_texts(nb::handle self) {
-  auto attributes = nb::borrow<nb::dict>(self.attr("__dict__"));
-  if (!attributes.contains("_kreg_sources")) attributes["_kreg_sources"] = nb::dict();
-  return nb::borrow<nb::dict>(attributes["_kreg_sources"]);
-}
-
-// Runs `f` (without the GIL); a CompileError of a source registered from Python comes back
-// with that source numbered.
+// Runs `f` without the GIL.
 template <class F>
-decltype(auto) with_source_on_error(nb::handle self, F&& f) {
-  try {
-    nb::gil_scoped_release release;
-    return f();
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::CompileError) throw;
-    // The message names the source: "... (source 'NAME', key ...".
-    const std::string_view message = e.what();
-    const std::string_view marker = "(source '";
-    const std::size_t at = message.find(marker);
-    if (at == std::string_view::npos) throw;
-    const std::size_t begin = at + marker.size();
-    const std::size_t end = message.find('\'', begin);
-    if (end == std::string_view::npos) throw;
-    const std::string name(message.substr(begin, end - begin));
-    nb::dict texts = registered_texts(self);
-    if (!texts.contains(name.c_str())) throw;
-    throw SourceCompileError{e, number_lines(nb::cast<std::string>(texts[name.c_str()]))};
-  }
+decltype(auto) without_gil(F&& f) {
+  nb::gil_scoped_release release;
+  return f();
 }
 
 const char* kRegistryDoc =
@@ -470,7 +445,6 @@ void bind_registry(nb::module_& m) {
              std::vector<std::string> compile_options) {
             self.p->register_source(name, text,
                                     SourceOptions{std::move(entries), std::move(compile_options)});
-            registered_texts(self.h)[name.c_str()] = text;
           },
           nb::arg("name"), nb::arg("text"), nb::kw_only(),
           nb::arg("entries") = std::vector<std::string>{},
@@ -483,8 +457,7 @@ void bind_registry(nb::module_& m) {
           [](nb::pointer_and_handle<Registry> self, const std::string& name,
              nb::handle constants) -> const Kernel& {
             const Constants c = to_constants(constants);
-            return with_source_on_error(self.h,
-                                        [&]() -> const Kernel& { return self.p->get(name, c); });
+            return without_gil([&]() -> const Kernel& { return self.p->get(name, c); });
           },
           nb::arg("name"), nb::arg("constants") = nb::none(), nb::rv_policy::reference_internal,
           "The kernel for an entry name and constants ({index: value}), compiled and loaded "
@@ -495,8 +468,7 @@ void bind_registry(nb::module_& m) {
           [](nb::pointer_and_handle<Registry> self, const std::string& name,
              nb::handle constants) -> const Binary& {
             const Constants c = to_constants(constants);
-            return with_source_on_error(
-                self.h, [&]() -> const Binary& { return self.p->compile(name, c); });
+            return without_gil([&]() -> const Binary& { return self.p->compile(name, c); });
           },
           nb::arg("name"), nb::arg("constants") = nb::none(), nb::rv_policy::reference_internal,
           "The binary holding `name`, compiled (or found) without loading it; needs no GPU "

@@ -79,8 +79,11 @@ def test_errors_have_their_classes_and_codes(cache_dir):
         r.compile("broken")
     assert failed.value.code == kreg.ErrorCode.CompileError
     assert "expected an expression" in failed.value.log
-    # The source registered from Python comes back numbered.
+    # The source comes back numbered, and what failed as fields, not as text to parse.
     assert failed.value.source == '   1 | extern "C" __global__ void broken() { int x = ; }\n'
+    assert failed.value.source_name == "broken" and failed.value.kernel == "broken"
+    assert failed.value.key.startswith("broken@sm_")
+    assert failed.value.log in str(failed.value)
     with pytest.raises(kreg.InvalidArgument):
         r.register_source("", SAXPY)
     with pytest.raises(kreg.InvalidArgument):

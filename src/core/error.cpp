@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kreg {
 
@@ -33,6 +34,17 @@ std::string with_prefix(const std::string& message) {
 
 Error::Error(ErrorCode code, const std::string& message)
     : std::runtime_error(with_prefix(message)), code_(code) {}
+
+Error::Error(const std::string& message, CompileFailure failure)
+    : std::runtime_error(with_prefix(message)),
+      code_(ErrorCode::CompileError),
+      failure_(std::make_shared<const CompileFailure>(std::move(failure))) {}
+
+Error Error::with_message(const std::string& message) const {
+  Error out(code_, message);
+  out.failure_ = failure_;
+  return out;
+}
 
 std::string_view Error::message() const noexcept {
   return std::string_view(what()).substr(kPrefix.size());

@@ -33,9 +33,8 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
     ready = &registry.get(entry);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::CompileError) throw;
-    throw Error(ErrorCode::CompileError, "custom kernel '" + kernel_name + "' does not compile.\n" +
-                                             std::string(e.message()) + "\ngenerated source:\n" +
-                                             numbered(source));
+    throw e.with_message("custom kernel '" + kernel_name + "' does not compile.\n" +
+                         std::string(e.message()) + "\ngenerated source:\n" + numbered(source));
   }
   kernels_[device].store(ready, std::memory_order_release);
   return *ready;

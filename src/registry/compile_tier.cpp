@@ -38,7 +38,9 @@ std::optional<Found> CompileTier::find(const BuildRequest& r) {
   }
   if (!result.ok) {
     counters_.add(Counter::Failures);
-    throw Error(ErrorCode::CompileError, what_failed(r) + ":\n" + result.log);
+    throw Error(what_failed(r) + ":\n" + result.log,
+                CompileFailure{r.source.name, std::string(r.label), r.key, result.log,
+                               std::string(r.source.text)});
   }
   counters_.add(Counter::Compiles);
   if (result.pch_created) counters_.add(Counter::PchCreations);

@@ -79,6 +79,44 @@ TEST(Compile, SyntaxErrorReportsNameKeyAndFullLog) {
   EXPECT_TRUE(contains(message, "broken.cu(2)")) << message;  // the log's line reference
 }
 
+// What failed comes as fields too, for callers that show it without parsing the message.
+TEST(Compile, ARefusedCompileCarriesItsFailureAsFields) {
+  Registry reg(test::sm90_options());
+  const std::string text =
+      "KREG_CONSTANT_DEFAULT(int, n, 300, 1);\n"
+      "extern \"C\" __global__ void refused() { int x = ; }\n";
+  reg.register_source("refused_source", "#include <kreg/kernel.cuh>\n" + text);
+  try {
+    reg.compile("refused", Constants{.ints = {{300, 4}}});
+    ADD_FAILURE() << "compiled";
+  } catch (const Error& e) {
+    ASSERT_NE(e.compile_failure(), nullptr) << e.what();
+    const CompileFailure& f = *e.compile_failure();
+    EXPECT_EQ(f.source_name, "refused_source");
+    EXPECT_EQ(f.label, "refused|300:i4");
+    EXPECT_EQ(f.key, "refused_source|300:i4@sm_90");
+    EXPECT_TRUE(test::contains(f.log, "expected an expression")) << f.log;
+    EXPECT_EQ(f.source, "#include <kreg/kernel.cuh>\n" + text);
+    EXPECT_TRUE(test::contains(std::string(e.message()), f.log));
+    // Told again by another message, the fields stay.
+    const Error told = e.with_message("while warming: " + std::string(e.message()));
+    ASSERT_NE(told.compile_failure(), nullptr);
+    EXPECT_EQ(told.compile_failure()->key, f.key);
+    EXPECT_EQ(told.code(), ErrorCode::CompileError);
+  }
+  // A constant that never reached NVRTC is a CompileError without one.
+  reg.register_source("needs",
+                      "#include <kreg/kernel.cuh>\nKREG_CONSTANT(int, m, 301);\n"
+                      "extern \"C\" __global__ void needs_m(int* p) { *p = m; }\n");
+  try {
+    reg.compile("needs_m");
+    ADD_FAILURE() << "compiled without its constant";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::CompileError);
+    EXPECT_EQ(e.compile_failure(), nullptr);
+  }
+}
+
 TEST(Compile, EntriesNvrtcNeverCompiledFailByName) {
   RegistryOptions options = test::sm90_options();
   options.precompiled = true;  // prewarm_all below need not compile every built-in
