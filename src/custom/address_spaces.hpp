@@ -12,6 +12,9 @@
 // own variable named `device` or `thread` is left alone, and so are comments, string literals
 // and longer names (`threadgroup_barrier`, `thread_position_in_grid`).
 
+#include "lex/edits.hpp"
+#include "lex/text.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -22,7 +25,7 @@ enum class TextScope : unsigned char {
   Function,  // a kernel body
 };
 
-// `text` with Metal's address-space words rewritten; `text` itself when it has none.
-std::string rewrite_address_spaces(std::string_view text, TextScope scope);
+// Adds the edits that rewrite the text's address-space words.
+void rewrite_address_spaces(const lex::Text& text, TextScope scope, lex::Edits& edits);
 
 }  // namespace kreg::custom

@@ -2,12 +2,16 @@
 
 #include "custom/address_spaces.hpp"
 #include "custom/names.hpp"
+#include "custom/preamble.hpp"
 #include "custom/ternaries.hpp"
 #include "custom/vectors.hpp"
+#include "lex/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace kreg::custom {
 
@@ -45,39 +49,8 @@ const char* template_kind(const TemplateArg& arg) {
   return "int";
 }
 
-// What needs the math part: Metal's namespaces, qualifying a name, and calls of the
-// functions CUDA lacks. A body's own variable named `step` or `sign` does not count, so that
-// it compiles as before. CUDA has exp, min, sqrt and the like for float itself, so a body
-// that calls only those compiles without the part.
-constexpr std::string_view kMathNamespaces[] = {"metal", "fast", "precise"};
-constexpr std::string_view kMathFunctions[] = {
-    "clamp", "select", "saturate", "mix", "step", "smoothstep", "fract", "sign", "powr", "divide"};
-// Metal's constants: a part of their own, as each costs compile time.
-constexpr std::string_view kConstantWords[] = {
-    "INFINITY", "NAN",       "HUGE_VALF",  "MAXFLOAT",     "FLT_MAX",   "FLT_MIN",    "FLT_EPSILON",
-    "M_E_F",    "M_LOG2E_F", "M_LOG10E_F", "M_LN2_F",      "M_LN10_F",  "M_PI_F",     "M_PI_2_F",
-    "M_PI_4_F", "M_1_PI_F",  "M_2_PI_F",   "M_2_SQRTPI_F", "M_SQRT2_F", "M_SQRT1_2_F"};
-constexpr std::string_view kAsType = "as_type";
-// What, called on a vector, needs the vector forms of the math part.
-constexpr std::string_view kVectorMathFunctions[] = {"dot",      "length",     "length_squared",
-                                                     "distance", "normalize",  "cross",
-                                                     "abs",      "fabs",       "exp",
-                                                     "exp2",     "exp10",      "log",
-                                                     "log2",     "log10",      "sqrt",
-                                                     "rsqrt",    "sin",        "cos",
-                                                     "tan",      "tanh",       "erf",
-                                                     "floor",    "ceil",       "round",
-                                                     "rint",     "trunc",      "fract",
-                                                     "sign",     "saturate",   "min",
-                                                     "max",      "fmin",       "fmax",
-                                                     "pow",      "powr",       "fmod",
-                                                     "atan2",    "copysign",   "step",
-                                                     "divide",   "clamp",      "mix",
-                                                     "fma",      "smoothstep", "select"};
 // The namespace a kernel with vectors is written in (see custom_vector.cuh).
 constexpr std::string_view kVectorScope = "kreg_metal";
-constexpr std::string_view kUtilsWords[] = {"elem_to_loc", "elem_to_loc_1", "elem_to_loc_2",
-                                            "elem_to_loc_3", "ceildiv"};
 
 // Which element types the kernel's arrays and template arguments have.
 struct DtypeUse {
@@ -114,17 +87,80 @@ void add_parameter(std::string& out, bool& first, const std::string& text) {
 
 }  // namespace
 
-InputParams input_params(std::string_view body, const InputSpec& input) {
+InputParams input_params(const lex::Text& body, const InputSpec& input) {
   if (input.kind == InputKind::Scalar) return {};
   const std::string name(input.name);
-  return {names(body, name + "_shape"), names(body, name + "_strides"),
-          names(body, name + "_ndim")};
+  return {body.names(name + "_shape"), body.names(name + "_strides"), body.names(name + "_ndim")};
 }
 
 namespace {
 
-Generated generate_composed(const KernelSpec& spec) {
+// Which parts of the preamble (preamble.hpp) the kernel gets: those it uses, those a
+// condition below brings, and what they need.
+struct Included {
+  std::array<bool, static_cast<std::size_t>(Part::Count)> parts{};
+  bool typed16 = false;  // it has 16-bit values of Metal's or kreg's types
+  bool toolkit = false;  // its header brings the toolkit's headers
+
+  bool has(Part p) const noexcept { return parts[static_cast<std::size_t>(p)]; }
+  void add(Part p) noexcept { parts[static_cast<std::size_t>(p)] = true; }
+};
+
+Included included_parts(const KernelSpec& spec, const lex::Text& body, const lex::Text& header,
+                        const VectorUse& vectors) {
+  Included in;
+  const auto uses = [&](Part p) {
+    return uses_any(body, part(p).words) || uses_any(header, part(p).words);
+  };
+  for (const std::string& name : header.included_headers()) {
+    in.toolkit = in.toolkit || name.starts_with("cuda");
+  }
+  const DtypeUse dtypes = dtype_use(spec);
+  in.typed16 = dtypes.sixteen || uses(Part::Float16);
+  in.add(Part::Types);
+  if (dtypes.complex || uses(Part::Complex)) in.add(Part::Complex);
+  if (in.typed16) in.add(Part::Float16);
+  if (spec.atomic_outputs) in.add(Part::Atomic);
+  for (const Part p : {Part::Barrier, Part::Simd, Part::SimdgroupMatrix, Part::Atomic, Part::Math,
+                       Part::Constants, Part::Utils, Part::Bits}) {
+    if (uses(p)) in.add(p);
+  }
+  // MLX's Limits<T>, unless the header brings a Limits of its own.
+  if (uses(Part::Limits) && !header.has_pair("struct", "Limits") &&
+      !header.has_pair("class", "Limits")) {
+    in.add(Part::Limits);
+  }
+  // Conditionals that mix kreg's 16-bit floats with float are ambiguous in C++ (ternaries.hpp).
+  if (in.typed16 && !in.toolkit && (body.has("?") || header.has("?"))) in.add(Part::Ternary);
+  if (vectors.any) {
+    in.add(Part::Vector);
+    if (uses(Part::VectorMath)) in.add(Part::VectorMath);
+  }
+  // What the parts need, last first: every part needs only parts before it.
+  for (std::size_t i = in.parts.size(); i-- > 0;) {
+    if (!in.parts[i]) continue;
+    for (const Part need : parts()[i].needs) in.add(need);
+  }
+  if (in.has(Part::Math) && in.has(Part::Float16)) in.add(Part::MathFloat16);
+  // The toolkit's cuda_fp16.h has a `half` of its own, with its own vector conversions.
+  if (vectors.any && in.has(Part::Float16) && !in.toolkit) in.add(Part::VectorFloat16);
+  return in;
+}
+
+}  // namespace
+
+Generated generate(const KernelSpec& spec) {
   const std::string function = "kreg_custom_" + std::string(spec.name);
+  const lex::Text body(spec.body);
+  const lex::Text header(spec.header);
+  lex::Edits body_edits(body.tokens());
+  lex::Edits header_edits(header.tokens());
+  // Swizzles of swizzles become single swizzles, and every decision below sees those.
+  const Composed body_chains = compose_swizzles(body, body, header, body_edits);
+  const Composed header_chains = compose_swizzles(header, body, header, header_edits);
+  const VectorUse vectors = vector_use(body, body_chains, header, header_chains);
+  const Included in = included_parts(spec, body, header, vectors);
+
   std::string out;
   out.reserve(1024 + spec.body.size() + spec.header.size());
   out += "// kreg custom kernel '";
@@ -132,114 +168,58 @@ Generated generate_composed(const KernelSpec& spec) {
   out += "'\n";
   // Helpers in a header written for Metal carry no __device__: all of it runs on the device.
   if (!spec.header.empty()) out += "// kreg:options -default-device\n";
-  // Only the parts of the preamble that the kernel uses: each costs compile time.
-  const auto uses = [&](std::string_view word) {
-    return spec.body.find(word) != std::string_view::npos ||
-           spec.header.find(word) != std::string_view::npos;
-  };
-  const bool atomics = spec.atomic_outputs || uses("atomic") || uses("memory_order");
-  const bool matrices = uses("simdgroup_matrix") || uses("8x8");
-  const bool simd = uses("simd_") || matrices;
-  const bool barriers = uses("barrier") || uses("mem_flags");
-  const auto names_any = [&](std::span<const std::string_view> words) {
-    return std::any_of(words.begin(), words.end(), [&](std::string_view word) {
-      return names(spec.body, word) || names(spec.header, word);
-    });
-  };
-  const bool constants = names_any(kConstantWords);
-  const auto before_any = [&](std::span<const std::string_view> words, std::string_view next) {
-    return std::any_of(words.begin(), words.end(), [&](std::string_view word) {
-      return names_before(spec.body, word, next) || names_before(spec.header, word, next);
-    });
-  };
-  const VectorUse vectors = vector_use(spec.body, spec.header);
-  const bool vector_math = vectors.any && before_any(kVectorMathFunctions, "(");
-  const bool math =
-      vector_math || before_any(kMathNamespaces, "::") || before_any(kMathFunctions, "(");
-  const bool utils = names_any(kUtilsWords);
-  const bool bits =
-      names_before(spec.body, kAsType, "<") || names_before(spec.header, kAsType, "<");
-  bool float16 = atomics || simd || uses("float16") || uses("half") || uses("bfloat16") ||
-                 (vectors.any && uses("bfloat"));
-  const DtypeUse dtypes = dtype_use(spec);
-  const bool typed16 = dtypes.sixteen || uses("half") || uses("bfloat") || uses("float16");
-  float16 = float16 || typed16;
   // Bodies written for MLX's cuda_kernel use cooperative groups, which MLX's preamble brings
   // with `namespace cg`. The toolkit header costs compile time, so only they get it.
-  const bool groups = names(spec.body, "cooperative_groups") ||
-                      names(spec.header, "cooperative_groups") ||
-                      names_before(spec.body, "cg", "::");
-  if (groups && spec.header.find("<cooperative_groups.h>") == std::string_view::npos) {
-    out += "#include <cooperative_groups.h>\n";
+  const bool groups = body.names("cooperative_groups") || header.names("cooperative_groups") ||
+                      body.names_before("cg", "::");
+  if (groups) {
+    const std::vector<std::string> headers = header.included_headers();
+    if (std::find(headers.begin(), headers.end(), "cooperative_groups.h") == headers.end()) {
+      out += "#include <cooperative_groups.h>\n";
+    }
+    if (!header.has_pair("namespace", "cg")) out += "namespace cg = cooperative_groups;\n";
   }
-  if (groups && spec.header.find("namespace cg") == std::string_view::npos) {
-    out += "namespace cg = cooperative_groups;\n";
+  for (const PartInfo& p : parts()) {
+    if (!in.has(p.part)) continue;
+    if (p.part == Part::Vector) out += swizzle_macro(vectors.swizzles);
+    out += "#include <";
+    out += p.header;
+    out += ">\n";
   }
-  out += "#include <kreg/device/custom_types.cuh>\n";
-  if (dtypes.complex || uses("complex64_t")) out += "#include <kreg/device/custom_complex.cuh>\n";
-  if (float16) out += "#include <kreg/device/custom_float16.cuh>\n";
-  if (barriers) out += "#include <kreg/device/custom_barrier.cuh>\n";
-  if (simd) out += "#include <kreg/device/custom_simd.cuh>\n";
-  if (matrices) out += "#include <kreg/device/custom_simdgroup_matrix.cuh>\n";
-  if (atomics) out += "#include <kreg/device/custom_atomic.cuh>\n";
-  if (math) out += "#include <kreg/device/custom_math.cuh>\n";
-  if (math && float16) out += "#include <kreg/device/custom_math_float16.cuh>\n";
-  if (constants) out += "#include <kreg/device/custom_constants.cuh>\n";
-  if (utils) out += "#include <kreg/device/custom_utils.cuh>\n";
-  // MLX's Limits<T>, unless the header brings a Limits of its own.
-  if ((names(spec.body, "Limits") || names(spec.header, "Limits")) &&
-      spec.header.find("struct Limits") == std::string_view::npos &&
-      spec.header.find("class Limits") == std::string_view::npos) {
-    out += "#include <kreg/device/custom_limits.cuh>\n";
-  }
-  if (bits) out += "#include <kreg/device/custom_bits.cuh>\n";
-  // Metal's `half` and `half2`, unless the kernel brings the toolkit's headers, whose
-  // cuda_fp16.h has a `half` and a `half2` of its own.
-  const bool toolkit = spec.header.find("#include <cuda") != std::string_view::npos ||
-                       spec.header.find("#include \"cuda") != std::string_view::npos;
-  // Conditionals that mix kreg's 16-bit floats with float are ambiguous in C++ (ternaries.hpp).
-  const bool ternaries = typed16 && !toolkit && uses("?");
-  if (ternaries) out += "#include <kreg/device/custom_ternary.cuh>\n";
-  const bool unqualify = vectors.any;
-  const auto rewrite = [ternaries, unqualify](std::string_view text, TextScope scope) {
-    std::string rewritten =
-        rewrite_address_spaces(unqualify ? unqualify_vectors(text) : std::string(text), scope);
-    return ternaries ? rewrite_ternaries(rewritten) : rewritten;
-  };
-  if (vectors.any) {
-    out += swizzle_macro(vectors.swizzles);
-    out += "#include <kreg/device/custom_vector.cuh>\n";
-    if (float16 && !toolkit) out += "#include <kreg/device/custom_vector_float16.cuh>\n";
-    if (vector_math) out += "#include <kreg/device/custom_vector_math.cuh>\n";
-  }
-  if (float16 && !toolkit && (names(spec.body, "half") || names(spec.header, "half"))) {
+  const bool float16 = in.has(Part::Float16);
+  if (float16 && !in.toolkit && (body.names("half") || header.names("half"))) {
     out += "typedef kreg::half half;\n";
   }
   // Metal's `bfloat`, unless the header or body declares a `bfloat` of its own.
-  const auto declares_bfloat = [](std::string_view text) {
-    return text.find(" bfloat;") != std::string_view::npos ||
-           text.find("using bfloat ") != std::string_view::npos ||
-           text.find("using bfloat=") != std::string_view::npos;
+  const auto declares_bfloat = [](const lex::Text& text) {
+    return text.has_pair("bfloat", ";") || text.has_pair("using", "bfloat");
   };
-  if ((names(spec.body, "bfloat") || names(spec.header, "bfloat")) &&
-      !declares_bfloat(spec.header) && !declares_bfloat(spec.body)) {
+  if ((body.names("bfloat") || header.names("bfloat")) && !declares_bfloat(header) &&
+      !declares_bfloat(body)) {
     out += "typedef kreg::bfloat16 bfloat;\n";  // Metal's name for bfloat16_t
+  }
+
+  rewrite_address_spaces(header, TextScope::Program, header_edits);
+  rewrite_address_spaces(body, TextScope::Function, body_edits);
+  if (in.has(Part::Ternary)) {
+    rewrite_ternaries(header, header_edits);
+    rewrite_ternaries(body, body_edits);
   }
   // With vectors, the header and the kernel are in the namespace where the Metal names of
   // the vector types hide CUDA's; the header's includes stay at global scope.
   if (vectors.any) {
-    HoistedHeader hoisted = hoist_includes(spec.header);
-    out += hoisted.includes;
+    unqualify_vectors(header, header_edits);
+    unqualify_vectors(body, body_edits);
+    out += hoist_includes(header, header_edits);
     out += "namespace ";
     out += kVectorScope;
     out += " {\n";
-    end_line(out, rewrite(hoisted.rest, TextScope::Program));
+    end_line(out, header_edits.apply());
   } else if (!spec.header.empty()) {
-    end_line(out, rewrite(spec.header, TextScope::Program));
+    end_line(out, header_edits.apply());
   }
   // MLX's CUDA preamble defines WARP_SIZE; a body that names it without defining it gets it.
-  if (names(spec.body, "WARP_SIZE") && !names(spec.header, "WARP_SIZE") &&
-      spec.body.find("define WARP_SIZE") == std::string_view::npos) {
+  if (body.names("WARP_SIZE") && !header.names("WARP_SIZE") && !body.defines("WARP_SIZE")) {
     out += "#define WARP_SIZE 32\n";
   }
   out += '\n';
@@ -293,7 +273,7 @@ Generated generate_composed(const KernelSpec& spec) {
     }
     parameter += name;
     add_parameter(out, first, parameter);
-    const InputParams params = input_params(spec.body, input);
+    const InputParams params = input_params(body, input);
     if (params.shape)
       add_parameter(out, first, "const kreg::value_array<int, 8> " + name + "_shape");
     if (params.strides) {
@@ -322,7 +302,7 @@ Generated generate_composed(const KernelSpec& spec) {
   bool need_linear = false;
   std::string declarations;
   for (const Attribute& attribute : attributes()) {
-    if (!names(spec.body, attribute.name)) continue;
+    if (!body.names(attribute.name)) continue;
     need_threads = need_threads || attribute.value.find("kreg_threads") != std::string_view::npos ||
                    attribute.value.find("kreg_group") != std::string_view::npos;
     need_dispatch =
@@ -361,9 +341,9 @@ Generated generate_composed(const KernelSpec& spec) {
   }
   out += declarations;
   out += "  // body\n";
-  const std::string body = rewrite(spec.body, TextScope::Function);
-  out += body;
-  if (body.empty() || body.back() != '\n') out += '\n';
+  const std::string rewritten = body_edits.apply();
+  out += rewritten;
+  if (rewritten.empty() || rewritten.back() != '\n') out += '\n';
   out += "}\n";
   if (vectors.any) {
     out += "}  // namespace ";
@@ -372,19 +352,6 @@ Generated generate_composed(const KernelSpec& spec) {
   }
   generated.source = std::move(out);
   return generated;
-}
-
-}  // namespace
-
-Generated generate(const KernelSpec& spec) {
-  // Swizzles of swizzles become single swizzles first, so every later step sees those.
-  std::string body = compose_swizzles(spec.body, spec.body, spec.header);
-  std::string header = compose_swizzles(spec.header, spec.body, spec.header);
-  if (body == spec.body && header == spec.header) return generate_composed(spec);
-  KernelSpec composed = spec;
-  composed.body = body;
-  composed.header = header;
-  return generate_composed(composed);
 }
 
 std::string numbered(std::string_view source) {

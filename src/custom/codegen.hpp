@@ -2,6 +2,8 @@
 // Writes the CUDA C++ of a custom kernel from its body and the kinds of its arguments.
 // Pure text: no GPU, no compiler.
 
+#include "lex/text.hpp"
+
 #include <kreg/custom_kernel.hpp>
 
 #include <cstdint>
@@ -45,7 +47,7 @@ struct InputParams {
   bool strides = false;
   bool ndim = false;
 };
-InputParams input_params(std::string_view body, const InputSpec& input);
+InputParams input_params(const lex::Text& body, const InputSpec& input);
 
 struct Generated {
   std::string source;

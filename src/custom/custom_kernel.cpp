@@ -8,6 +8,8 @@
 #include "custom/custom_call.hpp"
 #include "custom/names.hpp"
 #include "custom/state.hpp"
+#include "lex/lexer.hpp"
+#include "lex/text.hpp"
 #include "registry/source.hpp"
 
 #include <algorithm>
@@ -98,7 +100,7 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
                            std::vector<std::string> output_names, std::string source,
                            CustomKernelOptions options)
     : state_(std::make_shared<custom::CustomKernelState>()) {
-  if (!custom::is_identifier(name)) {
+  if (!lex::is_identifier(name)) {
     throw Error(ErrorCode::InvalidArgument,
                 "custom kernel name '" + name + "' is not a C++ identifier");
   }
@@ -126,8 +128,9 @@ CustomKernel::CustomKernel(std::string name, std::vector<std::string> input_name
   }
   state_->body = std::move(source);
   state_->options = std::move(options);
+  const lex::Text body(state_->body);
   for (const std::string& input : state_->input_names) {
-    state_->subscripted.push_back(custom::names_before(state_->body, input, "["));
+    state_->subscripted.push_back(body.names_before(input, "["));
   }
   // Creating the registry starts NVRTC in the background, so that the first eval finds
   // the compiler warm when the program does other work before it. Without a driver there
@@ -226,9 +229,10 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
       "custom_" + kernel + "_" + hex(core::hash64(generated.source + '\n' + generated.expression));
   variant->source = std::move(generated.source);
   variant->expression = std::move(generated.expression);
+  const lex::Text body(spec.body);
   for (const custom::InputSpec& input : spec.inputs) {
     variant->kinds.push_back(input.kind);
-    variant->params.push_back(custom::input_params(spec.body, input));
+    variant->params.push_back(custom::input_params(body, input));
   }
   for (const OutputSpec& output : outputs) variant->output_dtypes.push_back(output.dtype);
   state.variants.push_back(variant);

@@ -1,6 +1,8 @@
 #include "custom/names.hpp"
 
-#include "custom/text_scan.hpp"
+#include "custom/preamble.hpp"
+#include "lex/lexer.hpp"
+#include "lex/text.hpp"
 
 #include <kreg/error.hpp>
 
@@ -34,8 +36,9 @@ constexpr std::array<Attribute, 20> kAttributes = {{
     {"threads_per_threadgroup", "uint3", "kreg_group"},
 }};
 
-// C++ keywords and alternative tokens, plus what the preamble and CUDA define.
-constexpr std::array<std::string_view, 145> kTaken = {
+// C++ keywords and alternative tokens, and CUDA's built-in names. What the preamble defines
+// is in its table (preamble.hpp).
+constexpr std::string_view kTaken[] = {
     "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
     "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
     "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
@@ -48,18 +51,7 @@ constexpr std::array<std::string_view, 145> kTaken = {
     "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
     "while", "xor", "xor_eq",
     // CUDA built-ins
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "uint3", "dim3",
-    // kreg/custom.cuh
-    "uint", "ushort", "uchar", "float16_t", "bfloat16_t", "int8_t", "int16_t", "int32_t", "int64_t",
-    "uint8_t", "uint16_t", "uint32_t", "uint64_t", "mem_flags", "memory_order",
-    "memory_order_relaxed", "threadgroup_barrier", "simdgroup_barrier", "simd_sum", "simd_max",
-    "simd_min", "simd_prod", "simd_shuffle", "simd_shuffle_down", "simd_shuffle_up",
-    "simd_shuffle_xor", "simd_broadcast", "atomic", "atomic_int", "atomic_uint", "atomic_float",
-    "memory_order_acquire", "memory_order_release", "memory_order_acq_rel", "memory_order_seq_cst",
-    "atomic_fetch_add_explicit", "atomic_fetch_sub_explicit", "atomic_fetch_max_explicit",
-    "atomic_fetch_min_explicit", "atomic_fetch_and_explicit", "atomic_fetch_or_explicit",
-    "atomic_fetch_xor_explicit", "atomic_exchange_explicit",
-    "atomic_compare_exchange_weak_explicit", "atomic_load_explicit", "atomic_store_explicit"};
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "uint3", "dim3"};
 
 [[noreturn]] void reject(std::string_view kernel, std::string_view role, std::string_view name,
                          std::string_view why) {
@@ -74,41 +66,13 @@ std::span<const Attribute> attributes() noexcept {
   return kAttributes;
 }
 
-bool is_identifier(std::string_view name) noexcept {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  return std::all_of(name.begin(), name.end(), ident_char);
-}
-
-bool names(std::string_view text, std::string_view word) noexcept {
-  if (word.empty()) return false;
-  for (std::size_t at = text.find(word); at != std::string_view::npos;
-       at = text.find(word, at + 1)) {
-    const bool starts = at == 0 || !ident_char(text[at - 1]);
-    const std::size_t end = at + word.size();
-    const bool ends = end == text.size() || !ident_char(text[end]);
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
-bool names_before(std::string_view text, std::string_view word, std::string_view next) noexcept {
-  if (word.empty()) return false;
-  for (std::size_t at = text.find(word); at != std::string_view::npos;
-       at = text.find(word, at + 1)) {
-    if (at > 0 && ident_char(text[at - 1])) continue;
-    std::size_t end = at + word.size();
-    while (end < text.size() && space(text[end])) ++end;
-    if (text.substr(end).starts_with(next)) return true;
-  }
-  return false;
-}
-
 void check_name(std::string_view name, std::string_view role, std::string_view kernel) {
-  if (!is_identifier(name)) reject(kernel, role, name, "is not a C++ identifier");
+  if (!lex::is_identifier(name)) reject(kernel, role, name, "is not a C++ identifier");
   if (name.starts_with("__") || name.starts_with("kreg")) {
     reject(kernel, role, name, "is reserved (names starting with '__' or 'kreg' are kreg's)");
   }
-  if (std::find(kTaken.begin(), kTaken.end(), name) != kTaken.end()) {
+  if (std::find(std::begin(kTaken), std::end(kTaken), name) != std::end(kTaken) ||
+      reserved_by_preamble(name)) {
     reject(kernel, role, name, "is a C++ keyword or a name the kernel preamble defines");
   }
   for (const Attribute& a : kAttributes) {

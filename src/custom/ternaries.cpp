@@ -1,129 +1,91 @@
 #include "custom/ternaries.hpp"
 
-#include "custom/text_scan.hpp"
+#include "lex/text.hpp"
 
 namespace kreg::custom {
 namespace {
 
-constexpr std::size_t kNone = std::string_view::npos;
+constexpr std::size_t kNone = lex::Tokens::npos;
 
-bool opens(char c) noexcept {
-  return c == '(' || c == '[' || c == '{';
-}
-bool closes(char c) noexcept {
-  return c == ')' || c == ']' || c == '}';
-}
+constexpr std::string_view kWrapOpen = "::kreg::detail::ternary_operand<decltype((";
+constexpr std::string_view kWrapMiddle = "))>((";
+constexpr std::string_view kWrapClose = "))";
 
-// Whether `i` starts a preprocessor line: only blanks before it on its line.
-bool directive_at(std::string_view text, std::size_t i) {
-  if (text[i] != '#') return false;
-  while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) --i;
-  return i == 0 || text[i - 1] == '\n';
+bool inert(const lex::Token& t) noexcept {
+  return t.kind == lex::Kind::Comment || t.kind == lex::Kind::String || t.kind == lex::Kind::Char;
 }
 
-// The end of the preprocessor line starting at `i`, with its continuation lines.
-std::size_t directive_end(std::string_view text, std::size_t i) {
-  while (true) {
-    const std::size_t end = text.find('\n', i);
-    if (end == kNone) return text.size();
-    if (end == 0 || text[end - 1] != '\\') return end;
-    i = end + 1;
-  }
-}
-
-// Where the operand starting at `from` ends. The second operand (`third` false) ends at its
-// `:`; kNone when there is none, as in text that is not a well-formed conditional. The third is
-// an assignment-expression: it runs to the first `,`, `;`, closing bracket or unmatched `:` at
-// its own depth, or to the end of the text.
-std::size_t operand_end(std::string_view text, std::size_t from, bool third) {
-  const std::size_t unended = third ? text.size() : kNone;
+// Where the operand starting at token `from` ends, looking no further than token `last`. The
+// second operand (`third` false) ends at its `:`; kNone when there is none, as in text that is
+// not a well-formed conditional. The third is an assignment-expression: it runs to the first
+// `,`, `;`, closing bracket or unmatched `:` at its own depth, or to `last`.
+std::size_t operand_end(const lex::Tokens& t, std::size_t from, std::size_t last, bool third) {
   int depth = 0;
   int nested = 0;  // conditionals begun inside the operand, whose `:` is still to come
-  for (std::size_t i = from; i < text.size(); ++i) {
-    if (const std::size_t inert = skip_inert(text, i); inert != i) {
-      i = inert - 1;
-      continue;
-    }
-    const char c = text[i];
-    if (opens(c)) ++depth;
-    if (closes(c) && depth-- == 0) return third ? i : kNone;
+  for (std::size_t j = from; j < last; ++j) {
+    if (inert(t[j]) || t[j].kind != lex::Kind::Punct) continue;
+    const std::string_view p = t.raw(j);
+    if (p == "(" || p == "[" || p == "{") ++depth;
+    if ((p == ")" || p == "]" || p == "}") && depth-- == 0) return third ? j : kNone;
     if (depth != 0) continue;
-    if (c == ';') return third ? i : kNone;
-    if (c == ',' && third) return i;
-    if (c == '?') ++nested;
-    if (c != ':') continue;
-    if (i + 1 < text.size() && text[i + 1] == ':') {
-      ++i;  // `::`
-      continue;
-    }
-    if (nested-- == 0) return i;
+    if (p == ";") return third ? j : kNone;
+    if (p == "," && third) return j;
+    if (p == "?") ++nested;
+    if (p == ":" && nested-- == 0) return j;
   }
-  return unended;
+  return third ? last : kNone;
 }
 
-// `text` on one line, without comments: what goes inside a `decltype`.
-std::string flat(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const std::size_t inert = skip_inert(text, i);
-    if (inert != i && text[i] == '/') {
-      out += ' ';
-      i = inert;
-      continue;
-    }
-    const std::size_t end = inert != i ? inert : i + 1;
-    for (; i < end; ++i) out += text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-  }
-  return out;
-}
-
-void append_operand(std::string& out, const std::string& operand, const std::string& other) {
-  out += "::kreg::detail::ternary_operand<decltype((";
-  out += flat(other);
-  out += "))>((";
-  out += operand;
-  out += "))";
-}
-
-}  // namespace
-
-std::string rewrite_ternaries(std::string_view text) {
-  std::string out;
-  std::size_t copied = 0;  // text before this is in `out`
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (const std::size_t inert = skip_inert(text, i); inert != i) {
-      i = inert;
-      continue;
-    }
-    if (directive_at(text, i)) {
-      i = directive_end(text, i);
-      continue;
-    }
-    if (text[i] != '?') {
+// The conditionals among tokens [first, last), whose text ends at offset `end`; those inside
+// an operand are `level` + 1 deep.
+void wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t end, int level,
+          lex::Edits& edits) {
+  for (std::size_t i = first; i < last;) {
+    if (t[i].directive) {  // a preprocessor line is not an expression
       ++i;
       continue;
     }
-    const std::size_t colon = operand_end(text, i + 1, false);
+    if (inert(t[i]) || !t.is(i, "?")) {
+      ++i;
+      continue;
+    }
+    const std::size_t colon = operand_end(t, i + 1, last, false);
     if (colon == kNone) {
       ++i;
       continue;
     }
-    const std::size_t end = operand_end(text, colon + 1, true);
-    const std::string second = rewrite_ternaries(text.substr(i + 1, colon - i - 1));
-    const std::string third = rewrite_ternaries(text.substr(colon + 1, end - colon - 1));
-    out.append(text.substr(copied, i - copied));
-    out += "? ";
-    append_operand(out, second, third);
-    out += " : ";
-    append_operand(out, third, second);
-    i = end;
-    copied = end;
+    const std::size_t stop = operand_end(t, colon + 1, last, true);
+    const std::size_t second_begin = t[i].end;
+    const std::size_t second_end = t[colon].begin;
+    const std::size_t third_begin = t[colon].end;
+    const std::size_t third_end = stop < last ? t[stop].begin : end;
+    wrap(t, i + 1, colon, second_end, level + 1, edits);
+    wrap(t, colon + 1, stop, third_end, level + 1, edits);
+    // `c ? a : b` becomes `c ? W(a, b) : W(b, a)`, W(x, y) the operand x as its common type
+    // with y: each operand's text also goes, on one line, into the other's decltype.
+    using Side = lex::Edits::Side;
+    edits.insert(second_begin,
+                 {lex::Edits::text(" " + std::string(kWrapOpen)),
+                  lex::Edits::copy(third_begin, third_end, true),
+                  lex::Edits::text(std::string(kWrapMiddle))},
+                 Side::Open, level);
+    edits.insert(second_end, std::string(kWrapClose), Side::Close, level);
+    edits.replace(t[colon].begin, t[colon].end, " : ");
+    edits.insert(
+        third_begin,
+        {lex::Edits::text(std::string(kWrapOpen)), lex::Edits::copy(second_begin, second_end, true),
+         lex::Edits::text(std::string(kWrapMiddle))},
+        Side::Open, level);
+    edits.insert(third_end, std::string(kWrapClose), Side::Close, level);
+    i = stop;
   }
-  if (copied == 0) return std::string(text);
-  out.append(text.substr(copied));
-  return out;
+}
+
+}  // namespace
+
+void rewrite_ternaries(const lex::Text& text, lex::Edits& edits) {
+  const lex::Tokens& t = text.tokens();
+  wrap(t, 0, t.size(), t.text().size(), 0, edits);
 }
 
 }  // namespace kreg::custom

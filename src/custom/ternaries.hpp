@@ -8,15 +8,18 @@
 // `::kreg::detail::ternary_operand<decltype((other))>(...)` (<kreg/device/custom_ternary.cuh>),
 // which gives both Metal's common type where they differ and leaves every other operand as it
 // is, lvalues included. Comments, literals and preprocessor lines are left alone, and the
-// text keeps its line breaks, so messages keep their line numbers.
+// text keeps its line breaks, so messages keep their line numbers. Each operand's copy
+// inside the other's decltype holds the operand as every rewrite leaves it.
+
+#include "lex/edits.hpp"
+#include "lex/text.hpp"
 
 #include <string>
 #include <string_view>
 
 namespace kreg::custom {
 
-// `text` with each conditional operator's second and third operands wrapped; `text` itself
-// when it has no `?` outside comments and literals.
-std::string rewrite_ternaries(std::string_view text);
+// Adds the edits that wrap each conditional operator's second and third operands.
+void rewrite_ternaries(const lex::Text& text, lex::Edits& edits);
 
 }  // namespace kreg::custom

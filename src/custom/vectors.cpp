@@ -1,6 +1,6 @@
 #include "custom/vectors.hpp"
 
-#include "custom/text_scan.hpp"
+#include "lex/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -52,136 +52,131 @@ bool is_swizzle(std::string_view word) noexcept {
   return word.size() >= 2 && word.size() <= 4 && !set_of(word).empty();
 }
 
-void scan(std::string_view text, VectorUse& use) {
-  std::size_t at = 0;
-  while (at < text.size()) {
-    if (!ident_char(text[at]) || (text[at] >= '0' && text[at] <= '9')) {
-      ++at;
-      continue;
-    }
-    const std::size_t end = ident_end(text, at);
-    const std::string_view word = text.substr(at, end - at);
-    const bool member =
-        (at >= 1 && text[at - 1] == '.') || (at >= 2 && text[at - 2] == '-' && text[at - 1] == '>');
-    std::size_t next = end;
-    while (next < text.size() && (text[next] == ' ' || text[next] == '\t')) ++next;
-    if (member && is_swizzle(word)) {
-      use.any = true;
-      use.swizzles.emplace_back(word);
-    } else if (is_vector_type(word) || (word == "vec" && next < text.size() && text[next] == '<')) {
-      use.any = true;
-    }
-    at = end;
+bool is_access(const lex::Tokens& t, std::size_t i) noexcept {
+  return t[i].kind == lex::Kind::Punct && (t.is(i, ".") || t.is(i, "->"));
+}
+
+// Token `i` is `.`, directly followed by an identifier: that identifier's index, else npos.
+std::size_t member_after_dot(const lex::Tokens& t, std::size_t i) noexcept {
+  if (i + 1 >= t.size() || !t.is(i, ".") || !t.touching(i, i + 1) || !t.is_identifier(i + 1)) {
+    return lex::Tokens::npos;
   }
+  return i + 1;
 }
 
 }  // namespace
 
-VectorUse vector_use(std::string_view body, std::string_view header) {
+Composed compose_swizzles(const lex::Text& text, const lex::Text& body, const lex::Text& header,
+                          lex::Edits& edits) {
+  const lex::Tokens& t = text.tokens();
+  Composed composed;
+  for (std::size_t i = 1; i + 1 < t.size(); ++i) {
+    // A member access, `.` or `->`, right after a name, a call or a subscript, and right
+    // before a swizzle that a second member access follows.
+    if (!is_access(t, i) || text.in_include(i) || !t.touching(i - 1, i) ||
+        !(t[i - 1].kind == lex::Kind::Identifier || t.is(i - 1, ")") || t.is(i - 1, "]")) ||
+        !t.touching(i, i + 1) || !t.is_identifier(i + 1)) {
+      continue;
+    }
+    const std::size_t first = i + 1;
+    std::string word(t.raw(first));
+    if (!is_swizzle(word) || !t.touching(first, first + 1) ||
+        member_after_dot(t, first + 1) == lex::Tokens::npos) {
+      continue;
+    }
+    // Scanning the whole text for the word comes last: only a chain of two needs it.
+    if (body.stands_alone(word) || header.stands_alone(word)) continue;
+    // `.xyz.yx` picks components of the picked components: `.yx`; `.zw.x` is `.z`.
+    std::size_t last = first;
+    for (std::size_t next = member_after_dot(t, last + 1);
+         next != lex::Tokens::npos && t.touching(last, last + 1);
+         next = last + 1 < t.size() ? member_after_dot(t, last + 1) : lex::Tokens::npos) {
+      const std::string_view letters = t.raw(next);
+      const std::string_view next_set = set_of(letters);
+      if (next_set.empty() || letters.size() > 4) break;
+      std::string picked;
+      for (char c : letters) {
+        const int k = component(c, next_set);
+        if (k >= static_cast<int>(word.size())) break;
+        picked += word[static_cast<std::size_t>(k)];
+      }
+      if (picked.size() != letters.size()) break;  // past the swizzle: the compiler says so
+      word = std::move(picked);
+      last = next;
+    }
+    if (last != first) {
+      edits.replace(t[first].begin, t[last].end, word);
+      composed.chains.push_back({first, last, word});
+    }
+    i = last;
+  }
+  return composed;
+}
+
+VectorUse vector_use(const lex::Text& body, const Composed& body_chains, const lex::Text& header,
+                     const Composed& header_chains) {
   VectorUse use;
-  scan(body, use);
-  scan(header, use);
+  const auto scan = [&use](const lex::Text& text, const Composed& composed) {
+    const lex::Tokens& t = text.tokens();
+    std::size_t chain = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (!t.is_identifier(i)) continue;
+      std::string_view word = t.raw(i);
+      const bool member = i > 0 && is_access(t, i - 1) && t.touching(i - 1, i);
+      // A composed chain stands for its one swizzle.
+      while (chain < composed.chains.size() && composed.chains[chain].last < i) ++chain;
+      if (chain < composed.chains.size() && composed.chains[chain].first == i) {
+        word = composed.chains[chain].word;
+        i = composed.chains[chain].last;
+      }
+      if (member && is_swizzle(word)) {
+        use.any = true;
+        use.swizzles.emplace_back(word);
+      } else if (is_vector_type(word) ||
+                 (word == "vec" && i + 1 < t.size() && t.raw(i + 1).starts_with("<"))) {
+        use.any = true;
+      }
+    }
+  };
+  scan(body, body_chains);
+  scan(header, header_chains);
   std::sort(use.swizzles.begin(), use.swizzles.end());
   use.swizzles.erase(std::unique(use.swizzles.begin(), use.swizzles.end()), use.swizzles.end());
   return use;
 }
 
-namespace {
-
-// Whether `word` stands anywhere in `text` as an identifier of its own, not after `.` or
-// `->`: a struct member declared `float2 xy;`, say.
-bool stands_alone(std::string_view text, std::string_view word) noexcept {
-  for (std::size_t at = text.find(word); at != std::string_view::npos;
-       at = text.find(word, at + 1)) {
-    const std::size_t end = at + word.size();
-    if ((at > 0 && ident_char(text[at - 1])) || (end < text.size() && ident_char(text[end]))) {
+void unqualify_vectors(const lex::Text& text, lex::Edits& edits) {
+  const lex::Tokens& t = text.tokens();
+  for (std::size_t i = 0; i + 2 < t.size(); ++i) {
+    if (!t.is(i, "metal") || text.in_include(i) || !t.is(i + 1, "::") || !t.touching(i, i + 1) ||
+        !t.touching(i + 1, i + 2) || !t.is_identifier(i + 2) || !names_vector(t.raw(i + 2))) {
       continue;
     }
-    std::size_t before = at;
-    while (before > 0 && space(text[before - 1])) --before;
-    const bool member = (before >= 1 && text[before - 1] == '.') ||
-                        (before >= 2 && text.substr(before - 2, 2) == "->");
-    if (!member) return true;
+    // `::metal::` is the global one, and loses its leading `::` too, or it would name
+    // CUDA's float4; `my::metal::` is someone else's.
+    const bool global = i > 0 && t.is(i - 1, "::") && t.touching(i - 1, i);
+    const bool nested =
+        global && i > 1 && t.touching(i - 2, i - 1) &&
+        (t[i - 2].kind == lex::Kind::Identifier || t[i - 2].kind == lex::Kind::Number);
+    if (nested) continue;
+    edits.erase(global ? t[i - 1].begin : t[i].begin, t[i + 1].end);
   }
-  return false;
 }
 
-// At `at`, a member access `.word` (no blanks): the word's end, or `at` if there is none.
-std::size_t member_word(std::string_view text, std::size_t at) noexcept {
-  return at < text.size() && text[at] == '.' ? ident_end(text, at + 1) : at;
-}
-
-}  // namespace
-
-std::string compose_swizzles(std::string_view text, std::string_view body,
-                             std::string_view header) {
-  std::string out;
-  std::size_t i = 0;
-  bool changed = false;
-  while (i < text.size()) {
-    if (copy_inert(text, i, out)) continue;
-    // A member access, `.` or `->`, after a name, a call or a subscript.
-    const std::size_t access = text[i] == '.' ? 1 : text.substr(i).starts_with("->") ? 2 : 0;
-    const bool after_word =
-        i > 0 && (ident_char(text[i - 1]) || text[i - 1] == ')' || text[i - 1] == ']');
-    const std::size_t first_end = access > 0 ? ident_end(text, i + access) : i;
-    std::string word(text.substr(i + access, first_end - i - access));
-    // Scanning the whole text for the word comes last: only a chain of two needs it.
-    if (access == 0 || !after_word || !is_swizzle(word) ||
-        member_word(text, first_end) == first_end || stands_alone(body, word) ||
-        stands_alone(header, word)) {
-      out += text[i++];
-      continue;
-    }
-    // `.xyz.yx` picks components of the picked components: `.yx`; `.zw.x` is `.z`.
-    std::size_t end = first_end;
-    for (std::size_t next_end = member_word(text, end); next_end > end + 1;
-         next_end = member_word(text, end)) {
-      const std::string_view next = text.substr(end + 1, next_end - end - 1);
-      const std::string_view next_set = set_of(next);
-      if (next_set.empty() || next.size() > 4) break;
-      std::string picked;
-      for (char c : next) {
-        const int k = component(c, next_set);
-        if (k >= static_cast<int>(word.size())) break;
-        picked += word[static_cast<std::size_t>(k)];
-      }
-      if (picked.size() != next.size()) break;  // past the swizzle: the compiler says so
-      word = picked;
-      end = next_end;
-      changed = true;
-    }
-    out.append(text.substr(i, access));
-    out += word;
-    i = end;
+std::string hoist_includes(const lex::Text& header, lex::Edits& edits) {
+  const lex::Tokens& t = header.tokens();
+  const std::string_view text = t.text();
+  std::string includes;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != lex::Kind::Hash || !t[i].first || !header.in_include(i)) continue;
+    const std::size_t newline = text.rfind('\n', t[i].begin);
+    const std::size_t begin = newline == std::string_view::npos ? 0 : newline + 1;
+    const std::size_t end = std::min(text.find('\n', t[i].begin), text.size());
+    includes.append(text.substr(begin, end - begin));
+    includes += '\n';
+    edits.erase(begin, end);
   }
-  return changed ? out : std::string(text);
-}
-
-std::string unqualify_vectors(std::string_view text) {
-  constexpr std::string_view kScope = "metal::";
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (copy_inert(text, i, out)) continue;
-    const bool starts_word = i == 0 || !ident_char(text[i - 1]);
-    // `::metal::` is the global one; `my::metal::` is someone else's.
-    const bool global = i >= 2 && text.substr(i - 2, 2) == "::";
-    const bool nested = global && i >= 3 && ident_char(text[i - 3]);
-    if (starts_word && !nested && text.substr(i).starts_with(kScope)) {
-      const std::size_t end = ident_end(text, i + kScope.size());
-      const std::string_view word = text.substr(i + kScope.size(), end - i - kScope.size());
-      if (names_vector(word)) {
-        // `::metal::float4` loses its leading `::` too, or it would name CUDA's float4.
-        if (global) out.resize(out.size() - 2);
-        i += kScope.size();
-        continue;
-      }
-    }
-    out += text[i++];
-  }
-  return out;
+  return includes;
 }
 
 std::string swizzle_macro(const std::vector<std::string>& swizzles) {
@@ -197,33 +192,6 @@ std::string swizzle_macro(const std::vector<std::string>& swizzles) {
     out += ')';
   }
   out += '\n';
-  return out;
-}
-
-HoistedHeader hoist_includes(std::string_view header) {
-  HoistedHeader out;
-  std::size_t start = 0;
-  while (start < header.size()) {
-    std::size_t end = header.find('\n', start);
-    if (end == std::string_view::npos) end = header.size();
-    const std::string_view line = header.substr(start, end - start);
-    const std::size_t first = line.find_first_not_of(" \t");
-    std::string_view directive =
-        first == std::string_view::npos ? std::string_view() : line.substr(first);
-    if (directive.starts_with("#")) {
-      directive.remove_prefix(1);
-      directive.remove_prefix(std::min(directive.find_first_not_of(" \t"), directive.size()));
-    }
-    if (line.substr(first == std::string_view::npos ? 0 : first).starts_with("#") &&
-        directive.starts_with("include")) {
-      out.includes += line;
-      out.includes += '\n';
-    } else {
-      out.rest += line;
-    }
-    if (end < header.size()) out.rest += '\n';
-    start = end + 1;
-  }
   return out;
 }
 

@@ -1,11 +1,21 @@
 #pragma once
-// What a custom kernel needs of Metal's vector types: whether its text names one (or a
-// swizzle), and which swizzles, so that the generated source defines only those; and the
-// `#include` lines of a header, which must stay at global scope when the rest of the header
-// moves into the namespace that gives the vector types their Metal names.
+// What a custom kernel needs of Metal's vector types, and the rewrites they take:
+// - whether its text names a vector type (or `vec<`, or a swizzle), and which swizzles, so
+//   that the generated source defines only those;
+// - swizzles of swizzles written as one swizzle (`v.xyz.yx` as `v.yx`), since the swizzle
+//   types have no swizzles of their own;
+// - `metal::` dropped before vector type names: the generated kernel's namespace gives the
+//   bare names their Metal meaning, and namespace `metal` cannot declare them itself, because
+//   `using namespace metal;` at global scope would then make CUDA's `float4` ambiguous;
+// - a header's `#include` lines, which stay at global scope when the rest of the header
+//   moves into that namespace.
+// Comments and literals are left alone; `#include` lines too.
 
+#include "lex/edits.hpp"
+#include "lex/text.hpp"
+
+#include <cstddef>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace kreg::custom {
@@ -15,30 +25,32 @@ struct VectorUse {
   std::vector<std::string> swizzles;  // sorted, each once: "xy", "zyx", "rgba" ...
 };
 
-// Scans text as written (comments included: a swizzle named there costs a little compile
-// time, nothing else).
-VectorUse vector_use(std::string_view body, std::string_view header);
+// The chains compose_swizzles wrote as one swizzle: member tokens first..last as `word`.
+struct Composed {
+  struct Chain {
+    std::size_t first = 0;
+    std::size_t last = 0;
+    std::string word;
+  };
+  std::vector<Chain> chains;  // in text order
+};
 
-// The text with each swizzle of a swizzle written as one swizzle: `v.xyz.yx` as `v.yx`,
-// `v.zw.x` as `v.z`, since the swizzle types have no swizzles of their own. A word that
-// `body` or `header` also uses on its own (a struct member `xy`) is left alone, as are
-// comments and literals.
-std::string compose_swizzles(std::string_view text, std::string_view body, std::string_view header);
+// Adds the edits that compose the text's swizzle chains. A word that `body` or `header` also
+// uses on its own (a struct member `xy`) is left alone.
+Composed compose_swizzles(const lex::Text& text, const lex::Text& body, const lex::Text& header,
+                          lex::Edits& edits);
 
-// The text with `metal::` (and `::metal::`) dropped before each Metal vector type name
-// (`metal::float4`, `metal::packed_half3`), comments and literals left alone. The generated
-// kernel's namespace gives the bare names their Metal meaning; namespace `metal` cannot
-// declare them itself, because `using namespace metal;` at global scope would then make
-// every use of CUDA's `float4` there ambiguous.
-std::string unqualify_vectors(std::string_view text);
+// What the texts use, with each composed chain as the swizzle it becomes.
+VectorUse vector_use(const lex::Text& body, const Composed& body_chains, const lex::Text& header,
+                     const Composed& header_chains);
+
+// Adds the edits that drop `metal::` (and `::metal::`) before Metal's vector type names.
+void unqualify_vectors(const lex::Text& text, lex::Edits& edits);
+
+// Adds the edits that empty the header's `#include` lines, and returns those lines.
+std::string hoist_includes(const lex::Text& header, lex::Edits& edits);
 
 // "#define KREG_METAL_SWIZZLES(S) S(xy, 0, 1) ...\n", empty of swizzles when there are none.
 std::string swizzle_macro(const std::vector<std::string>& swizzles);
-
-struct HoistedHeader {
-  std::string includes;  // the `#include` lines, in order
-  std::string rest;      // everything else, the included lines left blank
-};
-HoistedHeader hoist_includes(std::string_view header);
 
 }  // namespace kreg::custom

@@ -4,6 +4,7 @@
 
 #include "core/embedded.hpp"
 #include "lex/lexer.hpp"
+#include "lex/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -259,35 +260,13 @@ void read_constants(const std::string& source, const std::vector<Token>& t,
             [](const ConstantDecl& a, const ConstantDecl& b) { return a.index < b.index; });
 }
 
-// The header a `#include` names, from the token after `include`: the text between the
-// quotes, or between < and the next > on the line; empty for a macro.
-std::string header_named(const lex::Tokens& t, std::size_t at) {
-  if (at == lex::Tokens::npos || !t[at].directive) return {};
-  if (t[at].kind == lex::Kind::String) {
-    const std::string text = t.spelling(at);
-    return text.size() >= 2 && text.front() == '"' ? text.substr(1, text.size() - 2) : "";
-  }
-  if (!t.is(at, "<")) return {};
-  for (std::size_t j = t.next(at); j != lex::Tokens::npos && t[j].directive; j = t.next(j)) {
-    if (t.is(j, ">")) {
-      std::string name(t.text().substr(t[at].end, t[j].begin - t[at].end));
-      return std::string(trim(name));
-    }
-  }
-  return {};
-}
-
 // Whether a source includes any header but kreg's own. It only decides whether -minimal is
 // tried first, so an include it misses costs a second compile, never a wrong binary: the
 // disk cache decides from what NVRTC read.
-bool includes_other_headers(const lex::Tokens& t) {
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind != lex::Kind::Hash) continue;
-    const std::size_t word = t.next(i);
-    if (word == lex::Tokens::npos || !t[word].directive || !t.is(word, "include")) continue;
-    if (!header_named(t, t.next(word)).starts_with("kreg/")) return true;
-  }
-  return false;
+bool includes_other_headers(const lex::Text& text) {
+  const std::vector<std::string> headers = text.included_headers();
+  return std::any_of(headers.begin(), headers.end(),
+                     [](const std::string& h) { return !h.starts_with("kreg/"); });
 }
 
 // A header name whose lookup stays inside the include path: relative, and never climbing.
@@ -447,7 +426,8 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
   Source source;
   source.name = std::move(name);
   source.text = std::move(text);
-  const lex::Tokens lexed(source.text);
+  const lex::Text read(source.text);
+  const lex::Tokens& lexed = read.tokens();
   const Code code(lexed);
   const std::vector<Token>& tokens = code.tokens();
   read_entries(tokens, source.entries);
@@ -456,7 +436,7 @@ Source parse_source(std::string name, std::string text, const SourceOptions& opt
   source.options.insert(source.options.end(), options.compile_options.begin(),
                         options.compile_options.end());
   read_constants(source.name, tokens, source.constants);
-  source.kreg_headers_only = !includes_other_headers(lexed);
+  source.kreg_headers_only = !includes_other_headers(read);
   source.probes_files = probes_outside(lexed);
 
   for (const Constants& constants : source.specializations) {

@@ -267,26 +267,5 @@ TEST(Codegen, NumberedListingNumbersEveryLine) {
   EXPECT_EQ(custom::numbered("x"), "   1 | x\n");
 }
 
-TEST(Names, WholeWordMatching) {
-  EXPECT_TRUE(custom::names("a_shape[0]", "a_shape"));
-  EXPECT_TRUE(custom::names("x+a_shape", "a_shape"));
-  EXPECT_FALSE(custom::names("a_shapes[0]", "a_shape"));
-  EXPECT_FALSE(custom::names("my_a_shape", "a_shape"));
-  EXPECT_FALSE(custom::names("a_shape2", "a_shape"));
-  EXPECT_TRUE(custom::names("a_shapes + a_shape", "a_shape"));
-}
-
-TEST(Names, AWordBeforeWhatFollowsIt) {
-  EXPECT_TRUE(custom::names_before("out = d[0];", "d", "["));
-  EXPECT_TRUE(custom::names_before("out = d \t\n [0];", "d", "["));
-  EXPECT_FALSE(custom::names_before("out = d;", "d", "["));
-  EXPECT_FALSE(custom::names_before("out = dd[0] + d;", "d", "["));
-  EXPECT_FALSE(custom::names_before("out = (d)[0];", "d", "["));
-  EXPECT_TRUE(custom::names_before("auto g = cg::this_grid();", "cg", "::"));
-  EXPECT_FALSE(custom::names_before("auto g = mcg::x;", "cg", "::"));
-  EXPECT_TRUE(custom::names_before("as_type<uint>(x)", "as_type", "<"));
-  EXPECT_FALSE(custom::names_before("d[0]", "", "["));
-}
-
 }  // namespace
 }  // namespace kreg

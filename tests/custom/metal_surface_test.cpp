@@ -3,10 +3,8 @@
 // atomics under metal::, `half`, conditionals mixing `half` and `float`, and Metal's vector
 // types. The rewriting is checked as text; each
 // construct also compiles through CustomKernel with NVRTC for sm_90. Needs no GPU.
-#include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
-#include "custom/ternaries.hpp"
-#include "custom/vectors.hpp"
+#include "custom/rewrite_text.hpp"
 #include "test_support.hpp"
 
 #include <algorithm>
@@ -16,17 +14,16 @@
 namespace kreg {
 namespace {
 
-using custom::rewrite_address_spaces;
 using custom::TextScope;
 using test::contains;
 using test::custom_compile_error;
 
 std::string body_text(std::string_view text) {
-  return rewrite_address_spaces(text, TextScope::Function);
+  return test::address_spaces(text, TextScope::Function);
 }
 
 std::string header_text(std::string_view text) {
-  return rewrite_address_spaces(text, TextScope::Program);
+  return test::address_spaces(text, TextScope::Program);
 }
 
 TEST(AddressSpaces, ThreadgroupObjectsBecomeSharedMemory) {
@@ -356,7 +353,7 @@ TEST(MetalVectors, QualifiedVectorNames) {
 }
 
 TEST(MetalVectorsText, QualifiedVectorNamesLoseTheirNamespace) {
-  using custom::unqualify_vectors;
+  const auto unqualify_vectors = test::unqualified;
   EXPECT_EQ(unqualify_vectors("metal::float4 v = ::metal::packed_half3(x); metal::uint3 u;"),
             "float4 v = packed_half3(x); uint3 u;");
   EXPECT_EQ(unqualify_vectors("metal::exp(x) + metal::vec<float, 2>(1) + metal::float5"),
@@ -365,13 +362,13 @@ TEST(MetalVectorsText, QualifiedVectorNamesLoseTheirNamespace) {
             "kreg_metal::float4 a; my::metal::float2 b; xmetal::float4 c;");
   EXPECT_EQ(unqualify_vectors("// metal::float4\n\"metal::float4\" metal::float4"),
             "// metal::float4\n\"metal::float4\" float4");
-  EXPECT_TRUE(custom::vector_use("packed_float3 p;", "").any);
-  EXPECT_TRUE(custom::vector_use("packed_uint3 p;", "").any);
+  EXPECT_TRUE(test::vector_use("packed_float3 p;", "").any);
+  EXPECT_TRUE(test::vector_use("packed_uint3 p;", "").any);
 }
 
 TEST(MetalVectorsText, SwizzlesOfSwizzlesBecomeOneSwizzle) {
   const auto composed = [](std::string_view body, std::string_view header = "") {
-    return custom::compose_swizzles(body, body, header);
+    return test::composed(body, header);
   };
   EXPECT_EQ(composed("v.xyz.yx + v.zw.x + v.wzyx.xy.y + p->rgba.bgr + f(v).yx.x + a[i].xy.y"),
             "v.yx + v.z + v.z + p->bgr + f(v).y + a[i].y");
@@ -394,7 +391,7 @@ TEST(MetalVectors, SwizzlesOfSwizzlesAndCopiedSwizzles) {
 }
 
 TEST(MetalVectorsText, ScansTypesAndSwizzles) {
-  using custom::vector_use;
+  using test::vector_use;
   EXPECT_FALSE(vector_use("out[i] = a[i] * 4; float x4 = 1; int float5 = 2;", "").any);
   EXPECT_FALSE(vector_use("uint3 p = thread_position_in_grid; out[p.x] = 1.5f;", "").any);
   EXPECT_TRUE(vector_use("float4 v;", "").any);
@@ -405,8 +402,8 @@ TEST(MetalVectorsText, ScansTypesAndSwizzles) {
   EXPECT_EQ(custom::swizzle_macro(use.swizzles),
             "#define KREG_METAL_SWIZZLES(S) S(rgba, 0, 1, 2, 3) S(xx, 0, 0) S(xy, 0, 1) "
             "S(zyx, 2, 1, 0)\n");
-  const custom::HoistedHeader h = custom::hoist_includes(
-      "#include <metal_stdlib>\n  # include \"x.h\"\nusing namespace metal;\n");
+  const test::Hoisted h =
+      test::hoisted("#include <metal_stdlib>\n  # include \"x.h\"\nusing namespace metal;\n");
   EXPECT_EQ(h.includes, "#include <metal_stdlib>\n  # include \"x.h\"\n");
   EXPECT_EQ(h.rest, "\n\nusing namespace metal;\n");
 }
@@ -467,7 +464,7 @@ std::string wrapped(std::string_view operand, std::string_view other) {
 }
 
 TEST(Ternaries, BothOperandsPassThroughTheHelper) {
-  using custom::rewrite_ternaries;
+  const auto rewrite_ternaries = test::ternaries;
   EXPECT_EQ(rewrite_ternaries("x = c ? f : h;"),
             "x = c ? " + wrapped(" f ", " h") + " : " + wrapped(" h", " f ") + ";");
   // The third operand ends at a comma, a closing bracket, or the `:` of an enclosing one.
@@ -482,7 +479,7 @@ TEST(Ternaries, BothOperandsPassThroughTheHelper) {
 }
 
 TEST(Ternaries, NestedConditionalsAreRewrittenInside) {
-  using custom::rewrite_ternaries;
+  const auto rewrite_ternaries = test::ternaries;
   const std::string inner = "b ? " + wrapped(" x ", " y ") + " : " + wrapped(" y ", " x ");
   EXPECT_EQ(rewrite_ternaries("r = a ? b ? x : y : z;"),
             "r = a ? " + wrapped(" " + inner, " z") + " : " + wrapped(" z", " " + inner) + ";");
@@ -493,7 +490,7 @@ TEST(Ternaries, NestedConditionalsAreRewrittenInside) {
 
 TEST(Ternaries, LineBreaksStayAndCommentsLeaveTheDecltype) {
   const std::string text = "r = c ? a // first\n : b;\nnext();";
-  const std::string rewritten = custom::rewrite_ternaries(text);
+  const std::string rewritten = test::ternaries(text);
   EXPECT_EQ(std::count(rewritten.begin(), rewritten.end(), '\n'), 2);
   EXPECT_TRUE(contains(rewritten, "decltype(( a    ))"));  // the comment is a blank there
   EXPECT_TRUE(contains(rewritten, "next();"));
@@ -507,7 +504,7 @@ TEST(Ternaries, TextWithoutConditionalsStays) {
       "#define PICK(c, a, b) ((c) ? (a) : (b))\nint k;",
       "x = y ? z;",  // no colon: left for the compiler to report
   };
-  for (const std::string& text : untouched) EXPECT_EQ(custom::rewrite_ternaries(text), text);
+  for (const std::string& text : untouched) EXPECT_EQ(test::ternaries(text), text);
 }
 
 TEST(MetalSurface, ConditionalsMixingHalfAndFloat) {

@@ -26,8 +26,11 @@
 #include "custom/address_spaces.hpp"
 #include "custom/codegen.hpp"
 #include "custom/names.hpp"
+#include "custom/preamble.hpp"
 #include "custom/ternaries.hpp"
 #include "custom/vectors.hpp"
+#include "lex/lexer.hpp"
+#include "lex/text.hpp"
 
 #include "fuzz_check.hpp"
 
@@ -35,6 +38,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <set>
 #include <string>
@@ -155,19 +159,41 @@ bool is_identifier(std::string_view s) {
          std::all_of(s.begin(), s.end(), identifier_char);
 }
 
-// Whether `text` holds `word` with no identifier character on either side.
-bool has_word(std::string_view text, std::string_view word) {
-  std::size_t from = 0;
-  while (true) {
-    const std::size_t at = text.find(word, from);
-    if (at == std::string_view::npos) return false;
-    const std::size_t after = at + word.size();
-    if ((at == 0 || !identifier_char(text[at - 1])) &&
-        (after == text.size() || !identifier_char(text[after]))) {
-      return true;
-    }
-    from = at + 1;
+// Whether `text` has the identifier `word` (a token: not in a comment or a literal) and,
+// when `next` is given, a token starting with it right after.
+bool has_word(std::string_view text, std::string_view word, std::string_view next = {}) {
+  // The same few texts are asked about again and again: lex each once.
+  // A deque: each token list views its own string, which must not move.
+  struct Lexed {
+    std::string text;
+    kreg::lex::Tokens tokens;
+    explicit Lexed(std::string_view t) : text(t), tokens(text) {}
+  };
+  static std::deque<Lexed> lexed;
+  auto found =
+      std::find_if(lexed.begin(), lexed.end(), [&](const Lexed& e) { return e.text == text; });
+  if (found == lexed.end()) {
+    if (lexed.size() >= 4) lexed.pop_front();
+    lexed.emplace_back(text);
+    found = lexed.end() - 1;
   }
+  const kreg::lex::Tokens& t = found->tokens;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i].kind != kreg::lex::Kind::Identifier || t.spelling(i) != word) continue;
+    if (next.empty() || (i + 1 < t.size() && t.raw(i + 1).starts_with(next))) return true;
+  }
+  return false;
+}
+
+// Whether `text` uses a word of the preamble's table as its row says.
+bool uses(std::string_view text, const kreg::custom::Word& w) {
+  switch (w.use) {
+    case kreg::custom::Use::Named: return has_word(text, w.text);
+    case kreg::custom::Use::Called: return has_word(text, w.text, "(");
+    case kreg::custom::Use::Scoped: return has_word(text, w.text, "::");
+    case kreg::custom::Use::Templated: return has_word(text, w.text, "<");
+  }
+  return false;
 }
 
 std::vector<std::string> names_of(const std::vector<Arg>& args) {
@@ -200,7 +226,7 @@ void check_accepted(const Definition& def) {
 
 // A 0-d input that the body subscripts ("d[0]") is a one-element array, not a value.
 kreg::custom::InputKind kind_of(const Arg& input, std::string_view body) {
-  if (input.shape.empty() && !kreg::custom::names_before(body, input.name, "[")) {
+  if (input.shape.empty() && !kreg::lex::Text(body).names_before(input.name, "[")) {
     return kreg::custom::InputKind::Scalar;
   }
   std::int64_t n = 1;
@@ -214,15 +240,18 @@ std::int64_t elements(const Arg& input) {
   return n;
 }
 
-// The kernel's parameters, each as the design says it is declared.
 // Swizzles of swizzles are composed first (vectors.hpp); the rest is decided on the result.
-std::string composed(std::string_view text, const Definition& def) {
-  return kreg::custom::compose_swizzles(text, def.body, def.options.header);
+bool uses_vectors(const Definition& def) {
+  const kreg::lex::Text body(def.body);
+  const kreg::lex::Text header(def.options.header);
+  kreg::lex::Edits body_edits(body.tokens());
+  kreg::lex::Edits header_edits(header.tokens());
+  const auto body_chains = kreg::custom::compose_swizzles(body, body, header, body_edits);
+  const auto header_chains = kreg::custom::compose_swizzles(header, body, header, header_edits);
+  return kreg::custom::vector_use(body, body_chains, header, header_chains).any;
 }
 
-bool uses_vectors(const Definition& def) {
-  return kreg::custom::vector_use(composed(def.body, def), composed(def.options.header, def)).any;
-}
+// The kernel's parameters, each as the design says it is declared.
 
 std::vector<std::string> expected_parameters(const Definition& def) {
   std::vector<std::string> out;
@@ -305,24 +334,22 @@ void check_includes(const Definition& def, std::string_view includes) {
   };
   KREG_FUZZ_CHECK(includes.starts_with("#include <kreg/device/custom_types.cuh>\n"),
                   "no base preamble");
-  const std::string code = def.options.header + def.body;
-  const struct {
-    const char* word;
-    const char* part;
-  } needs[] = {{"simd_sum", "custom_simd"},
-               {"simd_shuffle_down", "custom_simd"},
-               {"threadgroup_barrier", "custom_barrier"},
-               {"atomic_fetch_add_explicit", "custom_atomic"},
-               {"memory_order_relaxed", "custom_atomic"},
-               {"float16_t", "custom_float16"},
-               {"bfloat16_t", "custom_float16"},
-               {"metal::exp", "custom_math"},
-               {"M_PI_F", "custom_constants"},
-               {"elem_to_loc", "custom_utils"},
-               {"ceildiv", "custom_utils"}};
-  for (const auto& need : needs) {
-    if (has_word(code, need.word)) {
-      KREG_FUZZ_CHECK(included(need.part), std::string(need.word) + " without " + need.part);
+  // A part whose word the header or the body uses, as the preamble's table says, is there;
+  // so is every part it needs. (Metal's Limits may come from the header itself.)
+  const auto file = [](const kreg::custom::PartInfo& p) {
+    std::string_view h = p.header;
+    h.remove_prefix(h.rfind('/') + 1);
+    return h.substr(0, h.size() - 4);  // no ".cuh"
+  };
+  for (const kreg::custom::PartInfo& p : kreg::custom::parts()) {
+    if (p.part == kreg::custom::Part::Limits || p.part == kreg::custom::Part::VectorMath) continue;
+    for (const kreg::custom::Word& w : p.words) {
+      if (!uses(def.body, w) && !uses(def.options.header, w)) continue;
+      KREG_FUZZ_CHECK(included(file(p)), std::string(w.text) + " without " + std::string(file(p)));
+      for (const kreg::custom::Part need : p.needs) {
+        KREG_FUZZ_CHECK(included(file(kreg::custom::part(need))),
+                        std::string(file(p)) + " without what it needs");
+      }
     }
   }
   if (def.options.atomic_outputs) KREG_FUZZ_CHECK(included("custom_atomic"), "atomic outputs");
@@ -367,9 +394,8 @@ void check_source(const Definition& def, const std::string& source) {
   for (const std::string_view line :
        {"#include <cooperative_groups.h>\n", "namespace cg = cooperative_groups;\n"}) {
     if (rest.starts_with(line)) {
-      KREG_FUZZ_CHECK(
-          has_word(code, "cooperative_groups") || code.find("cg::") != std::string::npos,
-          "cooperative groups for a kernel that does not use them");
+      KREG_FUZZ_CHECK(has_word(code, "cooperative_groups") || has_word(def.body, "cg", "::"),
+                      "cooperative groups for a kernel that does not use them");
       rest.remove_prefix(line.size());
     }
   }
@@ -399,19 +425,23 @@ void check_source(const Definition& def, const std::string& source) {
   // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp),
   // and, with vectors, `metal::` dropped before vector type names (vectors.hpp).
   const bool vectors = uses_vectors(def);
-  const auto rewritten = [ternaries, vectors, &def](std::string_view given,
-                                                    kreg::custom::TextScope scope) {
-    const std::string text = composed(given, def);
-    std::string out = kreg::custom::rewrite_address_spaces(
-        vectors ? kreg::custom::unqualify_vectors(text) : text, scope);
-    return ternaries ? kreg::custom::rewrite_ternaries(out) : out;
+  const kreg::lex::Text body_text(def.body);
+  const kreg::lex::Text header_text(def.options.header);
+  std::string includes;
+  const auto rewritten = [&](const kreg::lex::Text& given, kreg::custom::TextScope scope) {
+    kreg::lex::Edits edits(given.tokens());
+    kreg::custom::compose_swizzles(given, body_text, header_text, edits);
+    kreg::custom::rewrite_address_spaces(given, scope, edits);
+    if (ternaries) kreg::custom::rewrite_ternaries(given, edits);
+    if (vectors) kreg::custom::unqualify_vectors(given, edits);
+    if (vectors && scope == kreg::custom::TextScope::Program) {
+      includes = kreg::custom::hoist_includes(given, edits);
+    }
+    return edits.apply();
   };
-  const kreg::custom::HoistedHeader hoisted = kreg::custom::hoist_includes(def.options.header);
-  std::string header =
-      rewritten(vectors ? std::string_view(hoisted.rest) : std::string_view(def.options.header),
-                kreg::custom::TextScope::Program);
+  std::string header = rewritten(header_text, kreg::custom::TextScope::Program);
   if (!header.empty() && header.back() != '\n') header += '\n';
-  if (vectors) header = hoisted.includes + "namespace kreg_metal {\n" + header;
+  if (vectors) header = includes + "namespace kreg_metal {\n" + header;
   const std::string_view warp_size = "#define WARP_SIZE 32\n";
   if (rest.size() > header.size() && rest.substr(header.size()).starts_with(warp_size)) {
     KREG_FUZZ_CHECK(has_word(def.body, "WARP_SIZE"), "WARP_SIZE for a body that does not name it");
@@ -420,7 +450,7 @@ void check_source(const Definition& def, const std::string& source) {
   KREG_FUZZ_CHECK(rest.starts_with(header + "\n"), "the header is not as given");
   rest.remove_prefix(header.size() + 1);
 
-  const std::string body = rewritten(def.body, kreg::custom::TextScope::Function);
+  const std::string body = rewritten(body_text, kreg::custom::TextScope::Function);
   std::string tail = "  // body\n" + body;
   if (body.empty() || body.back() != '\n') tail += '\n';
   tail += "}\n";
