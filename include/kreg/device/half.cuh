@@ -238,6 +238,11 @@ struct float16 {
   KREG_HOST_DEVICE float16(unsigned long v)
       : bits(from_integer<F>(false, static_cast<unsigned long long>(v))) {}
   KREG_HOST_DEVICE float16(unsigned long long v) : bits(from_integer<F>(false, v)) {}
+  // From the other 16-bit format (half from bfloat16, and back), through float, as Metal
+  // converts them implicitly; a vector of one converts to a vector of the other explicitly.
+  template <class OtherSelf, class OtherF>
+  KREG_HOST_DEVICE float16(const float16<OtherSelf, OtherF>& other)
+      : bits(from_float(F{}, static_cast<float>(other))) {}
 
   /// The value with the bit pattern `b`.
   KREG_HOST_DEVICE static constexpr Self from_bits(unsigned short b) {
