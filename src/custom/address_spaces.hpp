@@ -15,6 +15,7 @@
 #include "lex/edits.hpp"
 #include "lex/text.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -25,7 +26,10 @@ enum class TextScope : unsigned char {
   Function,  // a kernel body
 };
 
-// Adds the edits that rewrite the text's address-space words.
-void rewrite_address_spaces(const lex::Text& text, TextScope scope, lex::Edits& edits);
+// Adds the edits that rewrite the text's address-space words. With `dynamic_arrays`, a body's
+// threadgroup arrays become arrays carved from dynamic shared memory instead
+// (custom_threadgroup.cuh); returns how many.
+std::size_t rewrite_address_spaces(const lex::Text& text, TextScope scope, lex::Edits& edits,
+                                   bool dynamic_arrays = false);
 
 }  // namespace kreg::custom

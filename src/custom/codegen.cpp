@@ -132,6 +132,7 @@ Included included_parts(const KernelSpec& spec, const lex::Text& body, const lex
   }
   // Conditionals that mix kreg's 16-bit floats with float are ambiguous in C++ (ternaries.hpp).
   if (in.typed16 && !in.toolkit && (body.has("?") || header.has("?"))) in.add(Part::Ternary);
+  if (spec.dynamic_threadgroup) in.add(Part::Threadgroup);
   if (vectors.any) {
     in.add(Part::Vector);
     if (uses(Part::VectorMath)) in.add(Part::VectorMath);
@@ -200,7 +201,8 @@ Generated generate(const KernelSpec& spec) {
   }
 
   rewrite_address_spaces(header, TextScope::Program, header_edits);
-  rewrite_address_spaces(body, TextScope::Function, body_edits);
+  const std::size_t carved =
+      rewrite_address_spaces(body, TextScope::Function, body_edits, spec.dynamic_threadgroup);
   if (in.has(Part::Ternary)) {
     rewrite_ternaries(header, header_edits);
     rewrite_ternaries(body, body_edits);
@@ -340,6 +342,9 @@ Generated generate(const KernelSpec& spec) {
         "threadIdx.x;\n";
   }
   out += declarations;
+  if (spec.dynamic_threadgroup) {
+    out += "  unsigned char* kreg_tg_end = ::kreg::detail::dynamic_shared_end();\n";
+  }
   out += "  // body\n";
   const std::string rewritten = body_edits.apply();
   out += rewritten;
@@ -351,6 +356,7 @@ Generated generate(const KernelSpec& spec) {
     out += '\n';
   }
   generated.source = std::move(out);
+  generated.carved_arrays = carved;
   return generated;
 }
 

@@ -36,6 +36,9 @@ struct KernelSpec {
   std::string_view body;
   std::string_view header;
   bool atomic_outputs = false;
+  // The body's threadgroup arrays go to dynamic shared memory (custom_threadgroup.cuh), for
+  // kernels whose arrays do not fit the 48 KiB a kernel may hold statically.
+  bool dynamic_threadgroup = false;
   std::vector<InputSpec> inputs;
   std::vector<std::pair<std::string_view, Dtype>> outputs;
   std::vector<std::pair<std::string, TemplateArg>> template_args;
@@ -51,7 +54,8 @@ InputParams input_params(const lex::Text& body, const InputSpec& input);
 
 struct Generated {
   std::string source;
-  std::string expression;  // the name expression to instantiate, e.g. "kreg_custom_f<float>"
+  std::string expression;         // the name expression to instantiate, e.g. "kreg_custom_f<float>"
+  std::size_t carved_arrays = 0;  // with dynamic_threadgroup: the arrays moved there
 };
 
 Generated generate(const KernelSpec& spec);

@@ -8,7 +8,9 @@
 #include "cuda/stream.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace kreg::custom {
 namespace {
@@ -19,6 +21,29 @@ struct Uint3 {
 
 }  // namespace
 
+namespace {
+
+// The static shared memory ptxas refused a kernel (its log's "uses too much shared data
+// (0x10000 bytes, 0xc000 max)"), or 0.
+std::size_t refused_shared_bytes(const Error& e) {
+  if (e.compile_failure() == nullptr) return 0;
+  const std::string& log = e.compile_failure()->log;
+  constexpr std::string_view kSaid = "uses too much shared data (0x";
+  const std::size_t at = log.find(kSaid);
+  if (at == std::string::npos) return 0;
+  return static_cast<std::size_t>(std::strtoull(log.c_str() + at + kSaid.size(), nullptr, 16));
+}
+
+const Kernel& compiled(Registry& registry, const std::string& entry, const std::string& source,
+                       const std::string& expression) {
+  SourceOptions options;
+  options.entries.push_back(entry + "=" + expression);
+  registry.register_source(entry, source, options);
+  return registry.get(entry);
+}
+
+}  // namespace
+
 const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
   const Kernel* ready = kernels_[device].load(std::memory_order_acquire);
   if (ready != nullptr) return *ready;
@@ -26,15 +51,24 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
   ready = kernels_[device].load(std::memory_order_relaxed);
   if (ready != nullptr) return *ready;
   Registry& registry = device_registry(device);
-  SourceOptions options;
-  options.entries.push_back(entry + "=" + expression);
-  registry.register_source(entry, source, options);
+  const std::string* shown = &source;
   try {
-    ready = &registry.get(entry);
+    try {
+      ready = &compiled(registry, entry, source, expression);
+    } catch (const Error& e) {
+      // Threadgroup arrays past what a kernel may hold statically: the same body with them
+      // in dynamic shared memory, as much as the static ones asked for, and room to align.
+      const std::size_t refused = refused_shared_bytes(e);
+      if (e.code() != ErrorCode::CompileError || refused == 0 || dynamic_source.empty()) throw;
+      shown = &dynamic_source;
+      ready = &compiled(registry, dynamic_entry, dynamic_source, dynamic_expression);
+      carved_bytes_[device].store(((refused + 15) & ~std::size_t{15}) + 16 * carved_arrays,
+                                  std::memory_order_release);
+    }
   } catch (const Error& e) {
     if (e.code() != ErrorCode::CompileError) throw;
     throw e.with_message("custom kernel '" + kernel_name + "' does not compile.\n" +
-                         std::string(e.message()) + "\ngenerated source:\n" + numbered(source));
+                         std::string(e.message()) + "\ngenerated source:\n" + numbered(*shown));
   }
   kernels_[device].store(ready, std::memory_order_release);
   return *ready;
@@ -48,8 +82,12 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     const cuda::LaunchStreamHint hint(stream.native().native);
     return variant->kernel(device, kernel_name);
   }();
-  if (shared_memory > std::size_t{48} * 1024) {
-    cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared_memory, device);
+  // Threadgroup arrays carved from dynamic shared memory sit above the caller's own.
+  const std::size_t carved = variant->carved_bytes(device);
+  const std::size_t shared =
+      carved == 0 ? shared_memory : ((shared_memory + 15) & ~std::size_t{15}) + carved;
+  if (shared > std::size_t{48} * 1024) {
+    cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared, device);
   }
 
   array::Parameters& params = launch.parameters();
@@ -102,7 +140,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
   const Dim3 blocks{(grid.x + threadgroup.x - 1) / threadgroup.x,
                     (grid.y + threadgroup.y - 1) / threadgroup.y,
                     (grid.z + threadgroup.z - 1) / threadgroup.z};
-  launch.launch(kernel, blocks, threadgroup, shared_memory);
+  launch.launch(kernel, blocks, threadgroup, shared);
   launch.publish(live);
 }
 

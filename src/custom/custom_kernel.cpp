@@ -234,6 +234,17 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
     variant->kinds.push_back(input.kind);
     variant->params.push_back(custom::input_params(body, input));
   }
+  if (body.names("threadgroup")) {
+    spec.dynamic_threadgroup = true;
+    custom::Generated dynamic = custom::generate(spec);
+    if (dynamic.carved_arrays > 0) {
+      variant->dynamic_entry =
+          "custom_" + kernel + "_" + hex(core::hash64(dynamic.source + '\n' + dynamic.expression));
+      variant->dynamic_source = std::move(dynamic.source);
+      variant->dynamic_expression = std::move(dynamic.expression);
+      variant->carved_arrays = dynamic.carved_arrays;
+    }
+  }
   for (const OutputSpec& output : outputs) variant->output_dtypes.push_back(output.dtype);
   state.variants.push_back(variant);
   return variant;

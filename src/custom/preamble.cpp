@@ -114,6 +114,7 @@ constexpr std::array<PartInfo, static_cast<std::size_t>(Part::Count)> kParts = {
     {Part::Limits, "kreg/device/custom_limits.cuh", kLimits, {}},
     {Part::Bits, "kreg/device/custom_bits.cuh", kBits, {}},
     {Part::Ternary, "kreg/device/custom_ternary.cuh", {}, {}},
+    {Part::Threadgroup, "kreg/device/custom_threadgroup.cuh", {}, {}},
     {Part::Vector, "kreg/device/custom_vector.cuh", {}, kNeedsTypes},
     {Part::VectorFloat16, "kreg/device/custom_vector_float16.cuh", {}, kNeedsFloat16Vector},
     {Part::VectorMath, "kreg/device/custom_vector_math.cuh", kVectorMath, kNeedsMathVector},

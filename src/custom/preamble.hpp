@@ -48,6 +48,7 @@ enum class Part : unsigned char {
   Limits,
   Bits,
   Ternary,
+  Threadgroup,
   Vector,
   VectorFloat16,
   VectorMath,

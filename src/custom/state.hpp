@@ -26,13 +26,26 @@ struct Variant {
   std::vector<InputKind> kinds;
   std::vector<InputParams> params;
   std::vector<Dtype> output_dtypes;
+  // For a body with threadgroup arrays: the same kernel with them in dynamic shared memory
+  // (codegen.hpp, KernelSpec::dynamic_threadgroup), built when the arrays do not fit the
+  // 48 KiB a kernel may hold statically.
+  std::string dynamic_source;
+  std::string dynamic_entry;
+  std::string dynamic_expression;
+  std::size_t carved_arrays = 0;
 
   // The kernel on a GPU: compiled and loaded through that GPU's custom-kernel registry on
   // first use. Throws CompileError with the numbered source.
   const Kernel& kernel(int device, const std::string& kernel_name);
+  // The dynamic shared memory the kernel on `device` carves its threadgroup arrays from (0
+  // for a kernel that holds them statically). Known once kernel() returned.
+  std::size_t carved_bytes(int device) const noexcept {
+    return carved_bytes_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  }
 
  private:
   std::array<std::atomic<const Kernel*>, cuda::kMaxDevices> kernels_{};
+  std::array<std::atomic<std::size_t>, cuda::kMaxDevices> carved_bytes_{};
   std::mutex mutex_;
 };
 

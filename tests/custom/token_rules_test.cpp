@@ -6,6 +6,7 @@
 #include "custom/rewrite_text.hpp"
 #include "test_support.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace kreg {
@@ -116,6 +117,43 @@ TEST(TokenRules, DigitSeparatorsAndSuffixesAreNumbers) {
       "out[thread_position_in_grid.x] = t[thread_position_in_threadgroup.x] + float(n % 7u);\n";
   EXPECT_TRUE(contains(test::address_spaces(body, TextScope::Function), "__shared__ float t"));
   EXPECT_EQ(compile_error(body), "");
+}
+
+// Arrays past the 48 KiB a kernel may hold statically are carved from dynamic shared memory,
+// one statement per declarator on the declaration's lines; scalars stay static.
+TEST(TokenRules, ThreadgroupArraysCanMoveToDynamicSharedMemory) {
+  custom::KernelSpec spec = spec_of(
+      "uint t = thread_position_in_threadgroup.x;\n"
+      "threadgroup float tile[16384], other[4];\n"
+      "threadgroup float4 quads[8]\n  [8];\n"
+      "threadgroup uint count;\n"
+      "threadgroup float* view = tile;\n"
+      "tile[t] = a[t]; other[0] = 1; count = 2;\n"
+      "out[thread_position_in_grid.x] = view[16383 - t] + quads[0][0].x + other[0] + count;\n");
+  spec.dynamic_threadgroup = true;
+  const custom::Generated g = custom::generate(spec);
+  EXPECT_EQ(g.carved_arrays, 3U);
+  EXPECT_TRUE(contains(g.source, "#include <kreg/device/custom_threadgroup.cuh>")) << g.source;
+  EXPECT_TRUE(contains(g.source,
+                       "float (&tile)[16384] = *::kreg::detail::carve<float[16384]>(kreg_tg_end); "
+                       "float (&other)[4] = *::kreg::detail::carve<float[4]>(kreg_tg_end);\n"))
+      << g.source;
+  EXPECT_TRUE(
+      contains(g.source, "float4 (&quads)[8]\n  [8] = *::kreg::detail::carve<float4[8]   [8]>"))
+      << g.source;
+  EXPECT_TRUE(contains(g.source, "__shared__ uint count;")) << g.source;
+  EXPECT_TRUE(contains(g.source, "float* view = tile;")) << g.source;
+  // The body keeps its line count, so compiler messages keep their line numbers.
+  spec.dynamic_threadgroup = false;
+  const custom::Generated plain = custom::generate(spec);
+  EXPECT_EQ(
+      std::count(g.source.begin(), g.source.end(), '\n'),
+      std::count(plain.source.begin(), plain.source.end(), '\n') + 2);  // the part, kreg_tg_end
+  Registry registry(test::sm90_options());
+  SourceOptions options;
+  options.entries.push_back("carved=" + g.expression);
+  registry.register_source("carved", g.source, options);
+  EXPECT_NO_THROW(registry.compile("carved"));
 }
 
 }  // namespace
