@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -53,10 +54,12 @@ class Kernel {
   /// binary cannot run on that GPU (another arch).
   void* function(int device) const;
   /// The byte size of each of the kernel's parameters, in order, as the binary declares
-  /// them; empty when `parameters_known()` is false (a binary without that record).
-  const std::vector<std::size_t>& parameter_sizes() const noexcept { return parameter_sizes_; }
+  /// them; empty when `parameters_known()` is false (a binary without that record). Read
+  /// from the driver on first use (the first checked launch, say), not by `get`: asking needs
+  /// the kernel loaded into a context, which a launch does anyway.
+  const std::vector<std::size_t>& parameter_sizes() const noexcept { return parameters().sizes; }
   /// Whether the parameter list is known, so that launches can be checked against it.
-  bool parameters_known() const noexcept { return parameters_known_; }
+  bool parameters_known() const noexcept { return parameters().known; }
 
   /// Launches with typed arguments, passed by value as the kernel's parameters. The count
   /// and the size of each argument are checked against the kernel's parameter list, so a
@@ -91,8 +94,13 @@ class Kernel {
 
   Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
          std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
-         std::vector<std::size_t> parameter_sizes, bool parameters_known,
          std::shared_ptr<const cuda::LaunchContext> context);
+
+  struct Parameters {
+    std::vector<std::size_t> sizes;
+    bool known = false;
+  };
+  const Parameters& parameters() const noexcept;
 
   std::string name_;
   std::string label_;
@@ -100,9 +108,9 @@ class Kernel {
   std::shared_ptr<const void> library_;
   void* handle_;
   KernelAttributes attributes_;
-  std::vector<std::size_t> parameter_sizes_;
-  bool parameters_known_;
   std::shared_ptr<const cuda::LaunchContext> context_;
+  mutable std::once_flag parameters_once_;
+  mutable Parameters parameters_;
 };
 
 }  // namespace kreg

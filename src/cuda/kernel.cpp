@@ -27,7 +27,6 @@ std::string dims(Dim3 d) {
 
 Kernel::Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
                std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,
-               std::vector<std::size_t> parameter_sizes, bool parameters_known,
                std::shared_ptr<const cuda::LaunchContext> context)
     : name_(std::move(name)),
       label_(std::move(label)),
@@ -35,24 +34,53 @@ Kernel::Kernel(std::string name, std::string label, std::shared_ptr<const Binary
       library_(std::move(library)),
       handle_(handle),
       attributes_(attributes),
-      parameter_sizes_(std::move(parameter_sizes)),
-      parameters_known_(parameters_known),
       context_(std::move(context)) {}
 
 Kernel::~Kernel() = default;
 
+const Kernel::Parameters& Kernel::parameters() const noexcept {
+  try {
+    std::call_once(parameters_once_, [this] {
+      const cuda::DriverApi& api = *context_->api;
+      if (api.cuKernelGetParamInfo == nullptr) return;
+      try {
+        // The driver answers only with a context current, and a thread that launched
+        // nothing yet has none.
+        const cuda::ContextScope on(context_->device->info().ordinal);
+        std::vector<std::size_t> sizes;
+        // The driver answers CUDA_ERROR_INVALID_VALUE once the index passes the last one.
+        for (std::size_t i = 0;; ++i) {
+          std::size_t offset = 0;
+          std::size_t size = 0;
+          const CUresult result =
+              api.cuKernelGetParamInfo(static_cast<CUkernel>(handle_), i, &offset, &size);
+          if (result == CUDA_ERROR_INVALID_VALUE) break;
+          if (result != CUDA_SUCCESS) return;
+          sizes.push_back(size);
+        }
+        parameters_.sizes = std::move(sizes);
+        parameters_.known = true;
+      } catch (const Error&) {
+        // No context to ask in: launches go unchecked, as without the query.
+      }
+    });
+  } catch (...) {
+    // call_once itself failed (it may, in theory): unknown, and asked again next time.
+  }
+  return parameters_;
+}
+
 void Kernel::launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
                             void** args, const std::size_t* sizes, std::size_t count) const {
-  if (parameters_known_) {
-    if (count != parameter_sizes_.size()) {
-      invalid(label_, "the kernel takes " + std::to_string(parameter_sizes_.size()) +
-                          " parameters but " + std::to_string(count) + " arguments were given");
+  if (const Parameters& p = parameters(); p.known) {
+    if (count != p.sizes.size()) {
+      invalid(label_, "the kernel takes " + std::to_string(p.sizes.size()) + " parameters but " +
+                          std::to_string(count) + " arguments were given");
     }
     for (std::size_t i = 0; i < count; ++i) {
-      if (sizes[i] != parameter_sizes_[i]) {
-        invalid(label_, "parameter " + std::to_string(i) + " is " +
-                            std::to_string(parameter_sizes_[i]) + " bytes but the argument is " +
-                            std::to_string(sizes[i]) + " bytes");
+      if (sizes[i] != p.sizes[i]) {
+        invalid(label_, "parameter " + std::to_string(i) + " is " + std::to_string(p.sizes[i]) +
+                            " bytes but the argument is " + std::to_string(sizes[i]) + " bytes");
       }
     }
   }
@@ -160,34 +188,10 @@ std::unique_ptr<Kernel> KernelFactory::make(std::string name, std::string label,
   attributes.constant_bytes = attribute(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
   attributes.max_threads_per_block = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 
-  std::vector<std::size_t> sizes;
-  bool known = api.cuKernelGetParamInfo != nullptr;
-  if (known) {
-    try {
-      // The driver answers only with a context current, and a thread that loads its first
-      // kernel before it launched anything has none.
-      const cuda::ContextScope on(context->device->info().ordinal);
-      // The driver answers CUDA_ERROR_INVALID_VALUE once the index passes the last parameter.
-      for (std::size_t i = 0;; ++i) {
-        std::size_t offset = 0;
-        std::size_t size = 0;
-        CUresult result = api.cuKernelGetParamInfo(handle, i, &offset, &size);
-        if (result == CUDA_ERROR_INVALID_VALUE) break;
-        if (result != CUDA_SUCCESS) {
-          known = false;
-          break;
-        }
-        sizes.push_back(size);
-      }
-    } catch (const Error&) {
-      known = false;  // no context to ask in: launches go unchecked, as without the query
-    }
-    if (!known) sizes.clear();
-  }
   std::shared_ptr<const void> keep_alive = std::move(library);
   return std::unique_ptr<Kernel>(new Kernel(std::move(name), std::move(label), std::move(binary),
                                             std::move(keep_alive), handle, attributes,
-                                            std::move(sizes), known, std::move(context)));
+                                            std::move(context)));
 }
 
 }  // namespace cuda

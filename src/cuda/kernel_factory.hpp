@@ -20,7 +20,8 @@ class KernelFactory {
   static std::shared_ptr<const LaunchContext> make_context(
       std::shared_ptr<const cuda::Device> device, bool nvtx);
 
-  // Looks `symbol` up in `library` and reads its attributes and parameter sizes.
+  // Looks `symbol` up in `library` and reads its attributes (the parameter sizes are read on
+  // first use: Kernel::parameter_sizes).
   // Throws LoadError.
   static std::unique_ptr<Kernel> make(std::string name, std::string label,
                                       std::shared_ptr<const Binary> binary,
