@@ -104,8 +104,8 @@ std::string carved(const lex::Tokens& t, std::size_t i, std::size_t& end, std::s
     const std::string dims(t.text().substr(t[bracket].begin, t[last - 1].end - t[bracket].begin));
     std::string flat = type + dims;  // the template argument on one line
     std::replace(flat.begin(), flat.end(), '\n', ' ');
-    out += type + " (&" + std::string(t.raw(name)) + ")" + dims + " = *::kreg::detail::carve<" +
-           flat + ">(kreg_tg_end);";
+    out.append(type).append(" (&").append(t.raw(name)).append(")").append(dims);
+    out.append(" = *::kreg::detail::carve<").append(flat).append(">(kreg_tg_end);");
     if (d + 1 < declarators.size()) out += ' ';
   }
   // As many line breaks as the declaration had.

@@ -111,10 +111,8 @@ void read_number(Cursor& c) {
         (c.peek_next() == '+' || c.peek_next() == '-')) {
       c.advance();
       c.advance();
-    } else if (ident_char(ch) || ch == '.') {
-      c.advance();
-    } else if (ch == '\'' && ident_char(c.peek_next())) {
-      c.advance();  // 1'000
+    } else if (ident_char(ch) || ch == '.' || (ch == '\'' && ident_char(c.peek_next()))) {
+      c.advance();  // a digit separator (1'000) too
     } else {
       return;
     }
