@@ -150,41 +150,45 @@ Request OwnedRequest::view() const {
   return r;
 }
 
-std::string encode(const Request& request) {
+namespace {
+
+// A request as what a worker is sent (`keyed` false: every header's text) or as its key
+// (the embedded set by its digest, empty without one, then the request's own headers).
+std::string encode_request(const Request& request, bool keyed) {
   Writer w;
-  w.u32(kRequestMagic);
+  w.u32(keyed ? kKeyMagic : kRequestMagic);
   w.u32(kVersion);
   w.text(request.program_name);
   w.text(request.source);
   w.text(request.arch);
   w.texts(request.options);
-  w.u64(request.embedded.size() + request.headers.size());
-  for_each_header(request, [&](std::string_view name, std::string_view text) {
-    w.text(name);
-    w.text(text);
-  });
+  if (keyed) {
+    w.u64(request.embedded.size());
+    w.text(request.embedded_sha256);
+    w.u64(request.headers.size());
+    for (const Header& h : request.headers) {
+      w.text(h.name);
+      w.text(h.text);
+    }
+  } else {
+    w.u64(request.embedded.size() + request.headers.size());
+    for_each_header(request, [&](std::string_view name, std::string_view text) {
+      w.text(name);
+      w.text(text);
+    });
+  }
   w.texts(request.name_expressions);
   return w.take();
 }
 
+}  // namespace
+
+std::string encode(const Request& request) {
+  return encode_request(request, false);
+}
+
 std::string encode_key(const Request& request) {
-  Writer w;
-  w.u32(kKeyMagic);
-  w.u32(kVersion);
-  w.text(request.program_name);
-  w.text(request.source);
-  w.text(request.arch);
-  w.texts(request.options);
-  // The embedded set by its digest (empty without one), then the request's own headers.
-  w.u64(request.embedded.size());
-  w.text(request.embedded_sha256);
-  w.u64(request.headers.size());
-  for (const Header& h : request.headers) {
-    w.text(h.name);
-    w.text(h.text);
-  }
-  w.texts(request.name_expressions);
-  return w.take();
+  return encode_request(request, true);
 }
 
 std::string encode(const Result& result) {
