@@ -52,10 +52,16 @@ foreach(target ${KREG_FUZZ_TARGETS})
   set(found ${kreg_sub_builds}/fuzz/corpus/${target})
   set(artifacts ${kreg_sub_builds}/fuzz/artifacts)
   file(MAKE_DIRECTORY ${found} ${artifacts})
+  # A target's dictionary (tests/fuzz/dict/<name>.dict), where it has one: words it splices in.
+  set(dict ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/dict/${target}.dict)
+  set(dict_option)
+  if(EXISTS ${dict})
+    set(dict_option -dict=${dict})
+  endif()
   add_test(NAME fuzz_${target}
            COMMAND ${kreg_sub_builds}/fuzz/tests/fuzz/kreg_fuzz_${target}
                    -max_total_time=${KREG_FUZZ_SECONDS} -timeout=30 -rss_limit_mb=4096
-                   -print_final_stats=1 -artifact_prefix=${artifacts}/${target}-
+                   -print_final_stats=1 -artifact_prefix=${artifacts}/${target}- ${dict_option}
                    ${found} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${target})
   math(EXPR limit "${KREG_FUZZ_SECONDS} + 300")
   set_tests_properties(fuzz_${target} PROPERTIES
