@@ -79,4 +79,31 @@ Array argmax(const Array& x);
 /// cols elements; y is float32 of rows elements, accumulated in float.
 Array gemv(const Array& w, const Array& x);
 
+/// What decode_attention computes beyond softmax(q k^T * scale) v.
+struct DecodeAttentionOptions {
+  /// Multiplies q k^T; unset: 1 / sqrt(head_dim).
+  std::optional<float> scale;
+  /// Logit soft-capping: a scaled score s becomes soft_cap * tanh(s / soft_cap). 0: none.
+  float soft_cap = 0.0F;
+  /// A sliding window: the query, at position seq_len - 1, sees only the keys at positions
+  /// seq_len - 1 - window_left to seq_len - 1. Negative: every key.
+  int window_left = -1;
+};
+
+/// Attention of one new query token per sequence against a paged KV cache, for decode:
+///   q                 [batch, q_heads, head_dim], float16 or bfloat16
+///   k_cache, v_cache  [pages, page_size, kv_heads, head_dim], q's dtype
+///   block_table       int32 [batch, max_pages]: token t of sequence b is row t % page_size
+///                     of page block_table[b][t / page_size]
+///   seq_lens          int32 [batch]: each sequence's keys, the new token's included (the
+///                     keys past max_pages * page_size are not read)
+/// Returns [batch, q_heads, head_dim] in q's dtype, accumulated in float. head_dim is 64,
+/// 128 or 256; q_heads is a multiple of kv_heads, at most 16 of them per KV head, and query
+/// head h reads KV head h / (q_heads / kv_heads). A sequence with no keys gives zeros. Page
+/// ids are not checked: each must be a page of the cache. Long contexts are split over
+/// blocks and combined (flash-decoding); the block table's width bounds the splits.
+Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cache,
+                       const Array& block_table, const Array& seq_lens,
+                       const DecodeAttentionOptions& options = {});
+
 }  // namespace kreg::ops

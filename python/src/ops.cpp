@@ -4,6 +4,7 @@
 #include "dtypes.hpp"
 #include "interop.hpp"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 
@@ -168,6 +169,30 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("tanh_approximation") = false, nb::kw_only(),
       nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
+  ops.def(
+      "decode_attention",
+      [](nb::handle q, nb::handle k_cache, nb::handle v_cache, nb::handle block_table,
+         nb::handle seq_lens, std::optional<float> scale, float soft_cap, int window_left,
+         nb::handle stream) {
+        return run(q, stream, [&](const CallScope& c) {
+          kreg::ops::DecodeAttentionOptions options;
+          options.scale = scale;
+          options.soft_cap = soft_cap;
+          options.window_left = window_left;
+          return kreg::ops::decode_attention(
+              c.input(q, "q"), c.input(k_cache, "k_cache"), c.input(v_cache, "v_cache"),
+              c.input(block_table, "block_table"), c.input(seq_lens, "seq_lens"), options);
+        });
+      },
+      nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"), nb::arg("block_table"),
+      nb::arg("seq_lens"), nb::kw_only(), nb::arg("scale") = nb::none(), nb::arg("soft_cap") = 0.0F,
+      nb::arg("window_left") = -1, nb::arg("stream") = nb::none(),
+      "Attention of one new query token per sequence against a paged KV cache. q: [batch, "
+      "q_heads, head_dim] float16 or bfloat16; k_cache, v_cache: [pages, page_size, kv_heads, "
+      "head_dim]; block_table: int32 [batch, max_pages]; seq_lens: int32 [batch], keys per "
+      "sequence. scale defaults to 1/sqrt(head_dim); soft_cap > 0 caps scores at soft_cap * "
+      "tanh(s / soft_cap); window_left >= 0 sees only the window_left + 1 newest keys. Returns "
+      "[batch, q_heads, head_dim].");
   def_unary(ops, "row_sum", &kreg::ops::row_sum, "Sum over the last dimension, float32.");
   def_unary(ops, "row_max", &kreg::ops::row_max, "Maximum over the last dimension, float32.");
   def_unary(ops, "argmax", &kreg::ops::argmax,

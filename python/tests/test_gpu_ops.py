@@ -107,3 +107,55 @@ def test_gelu_embedding_gemv(torch):
     w = torch.randn(64, 128, device="cuda")
     v = torch.randn(128, device="cuda")
     close(kreg.ops.gemv(w, v), ref(w) @ ref(v), 1e-4)
+
+
+def decode_reference(q, k_cache, v_cache, table, lens, scale, soft_cap=0.0, window_left=-1):
+    """float64 attention of each sequence's query over the keys its table points at."""
+    qd, kd, vd = ref(q), ref(k_cache), ref(v_cache)
+    batch, q_heads, dim = qd.shape
+    page = kd.shape[1]
+    group = q_heads // kd.shape[2]
+    out = np.zeros_like(qd)
+    for b in range(batch):
+        length = int(lens[b])
+        first = max(0, length - 1 - window_left) if window_left >= 0 else 0
+        rows = [(table[b][t // page], t % page) for t in range(first, length)]
+        if not rows:
+            continue
+        keys = np.stack([kd[p, r] for p, r in rows])  # tokens x kv_heads x dim
+        values = np.stack([vd[p, r] for p, r in rows])
+        for h in range(q_heads):
+            s = keys[:, h // group] @ qd[b, h] * scale
+            if soft_cap > 0:
+                s = soft_cap * np.tanh(s / soft_cap)
+            p = np.exp(s - s.max())
+            out[b, h] = (p / p.sum()) @ values[:, h // group]
+    return out
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_decode_attention(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    batch, q_heads, kv_heads, dim, page = 3, 16, 4, 128, 16
+    lens = [1, 17, 401]
+    max_pages = (max(lens) + page - 1) // page
+    pages = batch * max_pages
+    k_cache = torch.rand(pages, page, kv_heads, dim, device="cuda", generator=gen).to(dtype) * 2 - 1
+    v_cache = torch.rand(pages, page, kv_heads, dim, device="cuda", generator=gen).to(dtype) * 2 - 1
+    q = torch.rand(batch, q_heads, dim, device="cuda", generator=gen).to(dtype) * 2 - 1
+    order = torch.randperm(pages, device="cuda", generator=gen).to(torch.int32)
+    table = order.reshape(batch, max_pages)
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    tol = 2e-3 if dtype_name == "float16" else 1.6e-2
+    table_host = table.cpu().tolist()
+    got = kreg.ops.decode_attention(q, k_cache, v_cache, table, seq_lens)
+    assert isinstance(got, torch.Tensor) and got.shape == q.shape and got.dtype == dtype
+    want = decode_reference(q, k_cache, v_cache, table_host, lens, 1 / math.sqrt(dim))
+    np.testing.assert_allclose(ref(got), want, atol=tol, rtol=0)
+    got = kreg.ops.decode_attention(q, k_cache, v_cache, table, seq_lens, scale=0.3,
+                                    soft_cap=2.0, window_left=64)
+    want = decode_reference(q, k_cache, v_cache, table_host, lens, 0.3, 2.0, 64)
+    np.testing.assert_allclose(ref(got), want, atol=tol, rtol=0)
+    with pytest.raises(kreg.InvalidArgument, match="block_table"):
+        kreg.ops.decode_attention(q, k_cache, v_cache, table.to(torch.int64), seq_lens)

@@ -5,6 +5,7 @@
 #include <kreg/contracts/activation.cuh>
 #include <kreg/contracts/binary.cuh>
 #include <kreg/contracts/cast.cuh>
+#include <kreg/contracts/decode_attention.cuh>
 #include <kreg/contracts/embedding.cuh>
 #include <kreg/contracts/gemv.cuh>
 #include <kreg/contracts/layer_norm.cuh>
@@ -428,6 +429,117 @@ Array rope(const Array& x, const Array& positions, float base, bool neox) {
 
 Array rope(const Array& x, std::int64_t offset, float base, bool neox) {
   return rotate(x, nullptr, offset, base, neox);
+}
+
+namespace {
+
+// The split of a decode's keys that fills the GPU: enough blocks for about four an SM on
+// the largest parts, each with at least one pass of all its token groups.
+std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity) {
+  constexpr std::int64_t kTargetBlocks = 512;
+  constexpr std::int64_t kMinTokens = 64;
+  const std::int64_t wanted = std::max<std::int64_t>(1, (kTargetBlocks + rows - 1) / rows);
+  const std::int64_t tokens = std::max(kMinTokens, (capacity + wanted - 1) / wanted);
+  return (tokens + kMinTokens - 1) / kMinTokens * kMinTokens;
+}
+
+}  // namespace
+
+Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cache,
+                       const Array& block_table, const Array& seq_lens,
+                       const DecodeAttentionOptions& options) {
+  namespace c = contracts::decode_attention;
+  const std::string op = "decode_attention";
+  const char* type = suffix(op, "q", q);
+  if (q.dtype() == Dtype::Float32) invalid(op, "q is float32; float16 or bfloat16 are supported");
+  if (q.ndim() != 3) {
+    invalid(op, "q must be 3-D (batch, q_heads, head_dim), not " + shape_text(q.shape()));
+  }
+  const std::int64_t batch = q.shape()[0];
+  const std::int64_t q_heads = q.shape()[1];
+  const std::int64_t head_dim = q.shape()[2];
+  if (head_dim != 64 && head_dim != 128 && head_dim != 256) {
+    invalid(op, "head_dim is " + std::to_string(head_dim) + "; 64, 128 or 256 are supported");
+  }
+  for (const auto& [name, cache] :
+       {std::pair{"k_cache", &k_cache}, std::pair{"v_cache", &v_cache}}) {
+    suffix(op, name, *cache);
+    if (cache->dtype() != q.dtype()) invalid(op, std::string(name) + " must have q's dtype");
+    if (cache->ndim() != 4 || cache->shape()[3] != head_dim) {
+      invalid(op, std::string(name) + " must be [pages, page_size, kv_heads, " +
+                      std::to_string(head_dim) + "], not " + shape_text(cache->shape()));
+    }
+  }
+  if (k_cache.shape() != v_cache.shape()) {
+    invalid(op, "k_cache " + shape_text(k_cache.shape()) + " and v_cache " +
+                    shape_text(v_cache.shape()) + " differ in shape");
+  }
+  const std::int64_t page_size = k_cache.shape()[1];
+  const std::int64_t kv_heads = k_cache.shape()[2];
+  if (k_cache.shape()[0] < 1 || page_size < 1 || kv_heads < 1) {
+    invalid(op, "the caches hold no pages, rows or heads: " + shape_text(k_cache.shape()));
+  }
+  if (batch < 1 || batch > 65535) invalid(op, "batch must be 1 to 65535");
+  if (kv_heads > 65535) invalid(op, "kv_heads must be at most 65535");
+  if (q_heads % kv_heads != 0 || q_heads / kv_heads > 16) {
+    invalid(op, std::to_string(q_heads) + " query heads over " + std::to_string(kv_heads) +
+                    " KV heads: q_heads must be a multiple of kv_heads, 1 to 16 times it");
+  }
+  const std::int64_t group = q_heads / kv_heads;
+  if (!block_table.valid() || block_table.dtype() != Dtype::Int32 || block_table.ndim() != 2 ||
+      block_table.shape()[0] != batch || block_table.shape()[1] < 1) {
+    invalid(op, "block_table must be int32 [batch = " + std::to_string(batch) + ", max_pages]");
+  }
+  if (!seq_lens.valid() || seq_lens.dtype() != Dtype::Int32 || seq_lens.shape() != Shape{batch}) {
+    invalid(op, "seq_lens must be int32 [batch = " + std::to_string(batch) + "]");
+  }
+  const std::int64_t max_pages = block_table.shape()[1];
+  const std::int64_t capacity = max_pages * page_size;
+  if (capacity > std::numeric_limits<int>::max()) {
+    invalid(op, "the block table holds " + std::to_string(capacity) + " tokens; at most 2^31-1");
+  }
+  const float scale = options.scale.value_or(1.0F / std::sqrt(static_cast<float>(head_dim)));
+  if (!std::isfinite(scale)) invalid(op, "scale must be finite");
+  if (!std::isfinite(options.soft_cap) || options.soft_cap < 0) {
+    invalid(op, "soft_cap must be finite and not negative");
+  }
+
+  // Only the constants that differ from the kernel's defaults, so that the common
+  // specializations meet their precompiled binaries.
+  Constants constants;
+  if (head_dim != 128)
+    constants.ints.emplace_back(c::kHeadDim, static_cast<std::int32_t>(head_dim));
+  if (group != 1) constants.ints.emplace_back(c::kGroup, static_cast<std::int32_t>(group));
+  if (options.soft_cap > 0) constants.bools.emplace_back(c::kSoftCap, true);
+  if (options.window_left >= 0) constants.bools.emplace_back(c::kWindow, true);
+
+  const std::int64_t split_tokens = decode_split_tokens(batch * kv_heads, capacity);
+  const std::int64_t splits = (capacity + split_tokens - 1) / split_tokens;
+  const Dim3 grid{static_cast<unsigned>(splits), static_cast<unsigned>(kv_heads),
+                  static_cast<unsigned>(batch)};
+  auto call = std::make_shared<KernelCall>(std::string("decode_attention_") + type, constants, grid,
+                                           Dim3{128});
+  const auto values = [&](auto&&... pointers) {
+    call->arguments<c::DecodeAttention<Element>>(
+        q, k_cache, v_cache, block_table, seq_lens, pointers..., static_cast<unsigned>(kv_heads),
+        static_cast<unsigned>(page_size), static_cast<unsigned>(max_pages),
+        static_cast<unsigned>(split_tokens), scale, options.soft_cap, options.window_left);
+  };
+  if (splits == 1) {
+    values(Out{0}, nullptr, nullptr);
+    return KernelCall::launch(call, {{q.shape(), q.dtype()}})[0];
+  }
+  values(nullptr, Out{0}, Out{1});
+  const std::vector<Array> partials =
+      KernelCall::launch(call, {{Shape{batch, q_heads, splits, head_dim}, Dtype::Float32},
+                                {Shape{batch, q_heads, splits}, Dtype::Float32}});
+  auto combine = std::make_shared<KernelCall>(
+      std::string("decode_attention_combine_") + type, constants,
+      Dim3{static_cast<unsigned>(q_heads), static_cast<unsigned>(batch)},
+      Dim3{static_cast<unsigned>(head_dim)});
+  combine->arguments<c::DecodeCombine<Element>>(partials[0], partials[1], Out{0},
+                                                static_cast<unsigned>(splits));
+  return KernelCall::launch(combine, {{q.shape(), q.dtype()}})[0];
 }
 
 }  // namespace kreg::ops

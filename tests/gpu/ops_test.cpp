@@ -1,6 +1,7 @@
 // Every op and built-in kernel behind it, for every dtype and constant, on random data
 // against a float64 reference computed from the same (rounded) inputs. Outputs are
 // poisoned: the memory an op's output gets was filled with NaN bits just before.
+#include "gpu/poison.hpp"
 #include "test_support.hpp"
 
 #include <cmath>
@@ -11,23 +12,7 @@ namespace kreg {
 namespace {
 
 using test::expect_error;
-
-// Released memory is reused, last in first out, for the next allocation of the same size on
-// the same stream; so filling `count` blocks of `bytes` and releasing them poisons the next
-// outputs of that size.
-void poison(std::size_t bytes, int count = 1) {
-  static const CustomKernel fill("poison_bytes", {"a"}, {"out"},
-                                 "uint i = thread_position_in_grid.x; out[i] = 0xff + a[0] * 0;");
-  std::vector<Array> blocks;
-  for (int i = 0; i < count; ++i) {
-    ApplyOptions options;
-    options.init_value = 255;
-    blocks.push_back(fill.apply({Array::from_data<std::uint8_t>({0}, {1})},
-                                {OutputSpec{{static_cast<std::int64_t>(bytes)}, Dtype::UInt8}},
-                                Dim3{1}, Dim3{1}, options)[0]);
-  }
-  eval(blocks);
-}
+using test::poison;
 
 // Values in T, and the same values as doubles (after T's rounding).
 template <class T>

@@ -4,6 +4,7 @@
 #include "ops/contract_sources.hpp"
 #include "test_support.hpp"
 
+#include <kreg/contracts/decode_attention.cuh>
 #include <kreg/contracts/layer_norm.cuh>
 #include <kreg/contracts/rms_norm.cuh>
 #include <kreg/contracts/rope.cuh>
@@ -33,6 +34,11 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "layer_norm", contracts::layer_norm::kHasBias), "has_bias");
   EXPECT_EQ(constant_at(reg, "rope", contracts::rope::kNeox), "neox");
   EXPECT_EQ(constant_at(reg, "rope", contracts::rope::kHasPositions), "has_positions");
+  namespace attention = contracts::decode_attention;
+  EXPECT_EQ(constant_at(reg, "decode_attention", attention::kHeadDim), "head_dim");
+  EXPECT_EQ(constant_at(reg, "decode_attention", attention::kGroup), "group_size");
+  EXPECT_EQ(constant_at(reg, "decode_attention", attention::kSoftCap), "soft_capped");
+  EXPECT_EQ(constant_at(reg, "decode_attention", attention::kWindow), "windowed");
 }
 
 TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {

@@ -138,3 +138,63 @@ TEST(OpsChecks, LayerNormTransposeAndRope) {
 
 }  // namespace
 }  // namespace kreg
+
+namespace kreg {
+namespace {
+
+Array bf16(Shape shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return Array::from_data(std::vector<bfloat16>(static_cast<std::size_t>(n), bfloat16(1.0F)),
+                          std::move(shape));
+}
+
+Array i32(Shape shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return Array::from_data(std::vector<std::int32_t>(static_cast<std::size_t>(n), 0),
+                          std::move(shape));
+}
+
+TEST(OpsChecks, DecodeAttention) {
+  const Array q = bf16({2, 8, 64});
+  const Array cache = bf16({3, 16, 2, 64});
+  const Array table = i32({2, 3});
+  const Array lens = i32({2});
+  const Array out = ops::decode_attention(q, cache, cache, table, lens);
+  EXPECT_EQ(out.shape(), (Shape{2, 8, 64}));
+  EXPECT_EQ(out.dtype(), Dtype::BFloat16);
+  const auto refused = [](const std::function<void()>& call, const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::decode_attention")) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  refused([&] { ops::decode_attention(f32({2, 8, 64}), cache, cache, table, lens); }, "float32");
+  refused(
+      [&] {
+        ops::decode_attention(bf16({2, 8, 96}), bf16({3, 16, 2, 96}), bf16({3, 16, 2, 96}), table,
+                              lens);
+      },
+      "96");
+  refused([&] { ops::decode_attention(bf16({16, 64}), cache, cache, table, lens); }, "3-D");
+  refused([&] { ops::decode_attention(q, bf16({3, 16, 2, 32}), cache, table, lens); }, "k_cache");
+  refused([&] { ops::decode_attention(q, cache, bf16({4, 16, 2, 64}), table, lens); }, "differ");
+  refused([&] { ops::decode_attention(bf16({2, 7, 64}), cache, cache, table, lens); }, "multiple");
+  refused(
+      [&] {
+        ops::decode_attention(bf16({2, 34, 64}), bf16({3, 16, 2, 64}), cache, table, lens);
+      },
+      "16 times");
+  refused([&] { ops::decode_attention(q, cache, cache, f32({2, 3}), lens); }, "block_table");
+  refused([&] { ops::decode_attention(q, cache, cache, i32({3, 3}), lens); }, "block_table");
+  refused([&] { ops::decode_attention(q, cache, cache, table, i32({3})); }, "seq_lens");
+  ops::DecodeAttentionOptions options;
+  options.soft_cap = -1.0F;
+  refused([&] { ops::decode_attention(q, cache, cache, table, lens, options); }, "soft_cap");
+  options = {};
+  options.scale = std::numeric_limits<float>::quiet_NaN();
+  refused([&] { ops::decode_attention(q, cache, cache, table, lens, options); }, "scale");
+}
+
+}  // namespace
+}  // namespace kreg

@@ -1,0 +1,160 @@
+// Decode attention over a paged KV cache (ops::decode_attention), bfloat16, 32 query heads
+// over 8 KV heads of 128, pages of 16 tokens in a shuffled order: the time of one call and
+// the KV bandwidth it reaches, against a device-to-device copy measured in the same run.
+//
+//   kreg_attention_bench
+//
+// "eager" is the median over 5 repetitions of 20 back-to-back calls, so it includes what the
+// host spends on each call when that is longer than the GPU's work; "graph" replays the same
+// 20 calls captured in a CUDA graph, which leaves the GPU's time.
+#include <kreg/kreg.hpp>
+
+#include <cuda.h>
+
+#include "bench_support.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using kreg::Array;
+using kreg::Dtype;
+using kreg::bench::require;
+
+constexpr int kRuns = 20;
+
+// Median over 5 repetitions of `launch` (which issues kRuns calls) on `stream`, per call, ms.
+double median_ms(CUstream stream, const std::function<void()>& launch) {
+  CUevent start = nullptr;
+  CUevent stop = nullptr;
+  require(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  require(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<double> times;
+  for (int rep = 0; rep < 5; ++rep) {
+    require(cuEventRecord(start, stream), "cuEventRecord");
+    launch();
+    require(cuEventRecord(stop, stream), "cuEventRecord");
+    require(cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    require(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    times.push_back(ms / kRuns);
+  }
+  cuEventDestroy(start);
+  cuEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Eager and graph-replayed times of `call` on the current stream (kreg's), in ms.
+std::pair<double, double> time_call(const kreg::Stream& kstream,
+                                    const std::function<void()>& call) {
+  auto stream = static_cast<CUstream>(kstream.native().native);
+  call();  // compile or load, first allocations
+  kstream.synchronize();
+  const double eager = median_ms(stream, [&] {
+    for (int i = 0; i < kRuns; ++i) call();
+  });
+  kstream.synchronize();
+  require(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
+  for (int i = 0; i < kRuns; ++i) call();
+  CUgraph graph = nullptr;
+  require(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  require(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  require(cuGraphLaunch(exec, stream), "cuGraphLaunch");  // warm
+  require(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  const double replayed =
+      median_ms(stream, [&] { require(cuGraphLaunch(exec, stream), "cuGraphLaunch"); });
+  cuGraphExecDestroy(exec);
+  cuGraphDestroy(graph);
+  return {eager, replayed};
+}
+
+// Uniform values in [-1, 1) from a hash of each index (see ops_bench.cpp).
+Array random_array(kreg::Shape shape, int salt) {
+  static const kreg::CustomKernel fill("attention_bench_uniform", {}, {"out"}, R"(
+    uint i = thread_position_in_grid.x;
+    uint h = (i ^ (uint)salt * 0x9e3779b9u) * 2654435761u;
+    h ^= h >> 16;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    out[i] = bfloat16_t((float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  )");
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  kreg::ApplyOptions options;
+  options.template_args = {{"salt", salt}};
+  auto out = fill.apply({}, {{std::move(shape), Dtype::BFloat16}},
+                        kreg::Dim3{static_cast<unsigned>(n)}, kreg::Dim3{256}, options);
+  out[0].eval();
+  return out[0];
+}
+
+}  // namespace
+
+int main() {
+  try {
+    kreg::bench::start_driver();
+    const kreg::Stream stream(0);
+    const kreg::StreamScope scope(stream);
+    double copy_gbps = 0;
+    {
+      constexpr std::size_t bytes = std::size_t{1} << 30;
+      CUdeviceptr a = 0;
+      CUdeviceptr b = 0;
+      require(cuMemAlloc(&a, bytes), "cuMemAlloc");
+      require(cuMemAlloc(&b, bytes), "cuMemAlloc");
+      auto native = static_cast<CUstream>(stream.native().native);
+      require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
+      require(cuStreamSynchronize(native), "cuStreamSynchronize");
+      const double ms = median_ms(native, [&] {
+        for (int i = 0; i < kRuns; ++i) require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
+      });
+      copy_gbps = 2.0 * bytes / (ms * 1e-3) / 1e9;
+      std::printf("%-40s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", ms * 1e3, copy_gbps);
+      cuMemFree(a);
+      cuMemFree(b);
+    }
+    std::printf("%-40s %12s %12s %10s %8s\n", "decode bfloat16, 32 q / 8 kv heads, d 128",
+                "eager us", "graph us", "KV GB/s", "of copy");
+    constexpr int kQHeads = 32;
+    constexpr int kKvHeads = 8;
+    constexpr int kDim = 128;
+    constexpr int kPage = 16;
+    std::mt19937 rng(7);
+    for (const auto& [batch, tokens] :
+         {std::pair{1, 4096}, std::pair{1, 32768}, std::pair{16, 4096}, std::pair{64, 1024}}) {
+      const int pages_per_seq = tokens / kPage;
+      const int pages = batch * pages_per_seq;
+      std::vector<std::int32_t> table(static_cast<std::size_t>(pages));
+      std::iota(table.begin(), table.end(), 0);
+      std::shuffle(table.begin(), table.end(), rng);
+      const Array q = random_array({batch, kQHeads, kDim}, 1);
+      const Array k = random_array({pages, kPage, kKvHeads, kDim}, 2);
+      const Array v = random_array({pages, kPage, kKvHeads, kDim}, 3);
+      const Array block_table = Array::from_data(table, {batch, pages_per_seq});
+      const Array lens = Array::from_data(
+          std::vector<std::int32_t>(static_cast<std::size_t>(batch), tokens), {batch});
+      kreg::eval({block_table, lens});
+      stream.synchronize();
+      const auto [eager, graph] = time_call(
+          stream, [&] { kreg::ops::decode_attention(q, k, v, block_table, lens).eval(); });
+      const double kv_bytes = 2.0 * batch * tokens * kKvHeads * kDim * 2;
+      const double gbps = kv_bytes / (graph * 1e-3) / 1e9;
+      const std::string name =
+          "batch " + std::to_string(batch) + " x " + std::to_string(tokens) + " tokens";
+      std::printf("%-40s %12.1f %12.1f %10.0f %7.1f%%\n", name.c_str(), eager * 1e3, graph * 1e3,
+                  gbps, 100.0 * gbps / copy_gbps);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
