@@ -136,19 +136,23 @@ __global__ void __launch_bounds__(decode::kThreads)
       v_cache + static_cast<unsigned long long>(kv_head) * head_dim + part * kVecWidth;
   const int* table = block_table + static_cast<unsigned long long>(seq) * table_stride;
 
-  // Every thread of the block runs the same iterations (the shuffles below take whole warps);
-  // a group's tokens past the end are masked.
-  for (int base = begin; base < end; base += kGroups * kUnroll) {
-    const int first = base + static_cast<int>(token_group) * kUnroll;
-    vec8<T> kv[kUnroll];
-    vec8<T> vv[kUnroll];
+  // A group's kUnroll consecutive tokens from `first`: one division for the page of the first,
+  // the rest step on from it. Tokens past the end read nothing and are masked below.
+  const auto load_tile = [&](int first, vec8<T>(&kv)[kUnroll], vec8<T>(&vv)[kUnroll]) {
+    const auto start = static_cast<unsigned>(first);
+    const unsigned entry = start / page_size;
+    const unsigned offset = start - entry * page_size;
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int t = first + u;
-      if (t < end) {
-        const auto token = static_cast<unsigned>(t);
-        const auto page = static_cast<unsigned long long>(table[token / page_size]);
-        const unsigned long long row = page * page_size + token % page_size;
+      if (first + u < end) {
+        unsigned at = entry;
+        unsigned in_page = offset + u;
+        if (in_page >= page_size) {
+          at += in_page / page_size;
+          in_page %= page_size;
+        }
+        const auto page = static_cast<unsigned long long>(table[at]);
+        const unsigned long long row = page * page_size + in_page;
         kv[u] = load_stream(k_head + row * row_stride, vector);
         vv[u] = load_stream(v_head + row * row_stride, vector);
       } else {
@@ -159,6 +163,21 @@ __global__ void __launch_bounds__(decode::kThreads)
         }
       }
     }
+  };
+
+  // Every thread of the block runs the same iterations (the shuffles below take whole warps).
+  // The next tile's loads are issued before this one's arithmetic, so that a warp always has
+  // memory in flight.
+  constexpr int kStep = kGroups * kUnroll;
+  const int mine = static_cast<int>(token_group) * kUnroll;
+  vec8<T> kv[kUnroll];
+  vec8<T> vv[kUnroll];
+  if (begin < end) load_tile(begin + mine, kv, vv);
+  for (int base = begin; base < end; base += kStep) {
+    const int first = base + mine;
+    vec8<T> next_k[kUnroll];
+    vec8<T> next_v[kUnroll];
+    if (base + kStep < end) load_tile(first + kStep, next_k, next_v);
 
     float s[G][kUnroll];
 #pragma unroll
@@ -219,6 +238,13 @@ __global__ void __launch_bounds__(decode::kThreads)
         acc[g][k] = a;
       }
     }
+    if (base + kStep < end) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        kv[u] = next_k[u];
+        vv[u] = next_v[u];
+      }
+    }
   }
 
   // The block's groups combined, one head at a time: each group's sum weighted by 2^(its
@@ -268,7 +294,7 @@ __global__ void __launch_bounds__(decode::kThreads)
 }
 
 // The splits of one (sequence, query head) combined: each split's output weighted by
-// 2^(its lse - the largest). A sequence with no keys gives zeros.
+// 2^(its lse - the largest), a thread per dimension. A sequence with no keys gives zeros.
 template <typename T>
 __global__ void __launch_bounds__(256)
     decode_attention_combine(const float* __restrict__ partial_out,
@@ -276,19 +302,27 @@ __global__ void __launch_bounds__(256)
                              unsigned splits) {
   KREG_SIGNATURE(decode_attention_combine<T>, kreg::contracts::decode_attention::DecodeCombine<T>);
   using namespace kreg;
+  __shared__ float weights[kreg::contracts::decode_attention::kMaxSplits];
+  __shared__ float scratch[32];
   const unsigned long long row =
       static_cast<unsigned long long>(blockIdx.y) * gridDim.x + blockIdx.x;
   const float* lse = partial_lse + row * splits;
   float top = negative_infinity();
-  for (unsigned s = 0; s < splits; ++s) top = fmaxf(top, lse[s]);
+  for (unsigned s = threadIdx.x; s < splits; s += blockDim.x) top = fmaxf(top, lse[s]);
+  top = block_max(top, scratch);
   const float ref = top == negative_infinity() ? 0.0f : top;
-  float total = 0.0f;
-  float o = 0.0f;
+  float sum = 0.0f;
+  for (unsigned s = threadIdx.x; s < splits; s += blockDim.x) {
+    weights[s] = exp2f(lse[s] - ref);
+    sum += weights[s];
+  }
+  const float total = block_sum(sum, scratch);  // its barrier also publishes the weights
+  // The splits' loads are independent: unrolled, several are in flight at once.
   const float* parts = partial_out + row * splits * head_dim + threadIdx.x;
+  float o = 0.0f;
+#pragma unroll 8
   for (unsigned s = 0; s < splits; ++s) {
-    const float w = exp2f(lse[s] - ref);
-    total += w;
-    o = fmaf(w, parts[static_cast<unsigned long long>(s) * head_dim], o);
+    o = fmaf(weights[s], parts[static_cast<unsigned long long>(s) * head_dim], o);
   }
   out[row * head_dim + threadIdx.x] = from_float<T>(total > 0.0f ? o / total : 0.0f);
 }

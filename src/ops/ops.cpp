@@ -433,13 +433,16 @@ Array rope(const Array& x, std::int64_t offset, float base, bool neox) {
 
 namespace {
 
-// The split of a decode's keys that fills the GPU: enough blocks for about four an SM on
-// the largest parts, each with at least one pass of all its token groups.
+// The split of a decode's keys that fills the GPU in one wave: about two blocks an SM on
+// the largest parts (a block holds 100 to 200 registers a thread), each split at least 64
+// tokens, and at most kMaxSplits of them.
 std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity) {
-  constexpr std::int64_t kTargetBlocks = 512;
+  constexpr std::int64_t kTargetBlocks = 256;
   constexpr std::int64_t kMinTokens = 64;
+  constexpr auto kMaxSplits = static_cast<std::int64_t>(contracts::decode_attention::kMaxSplits);
   const std::int64_t wanted = std::max<std::int64_t>(1, (kTargetBlocks + rows - 1) / rows);
-  const std::int64_t tokens = std::max(kMinTokens, (capacity + wanted - 1) / wanted);
+  const std::int64_t tokens = std::max(
+      {kMinTokens, (capacity + wanted - 1) / wanted, (capacity + kMaxSplits - 1) / kMaxSplits});
   return (tokens + kMinTokens - 1) / kMinTokens * kMinTokens;
 }
 

@@ -12,6 +12,9 @@ inline constexpr int kSoftCap = 200;
 // bool, default false: only the window_left + 1 newest keys are seen.
 inline constexpr int kWindow = 201;
 
+// The most splits a sequence's keys are cut into (the op takes longer splits beyond it).
+inline constexpr unsigned kMaxSplits = 256;
+
 // One block per (split, KV head, sequence). With one split it writes `out`; with several,
 // each split's normalized output and its log2-sum-exp go to the partials, for the combine.
 template <class T>
