@@ -1,6 +1,8 @@
-// Decode attention over a paged KV cache (ops::decode_attention), bfloat16, 32 query heads
-// over 8 KV heads of 128, pages of 16 tokens in a shuffled order: the time of one call and
-// the KV bandwidth it reaches, against a device-to-device copy measured in the same run.
+// Attention, bfloat16. Prefill (ops::attention) over one sequence of 4096 or 8192 tokens,
+// causal and not: the time of one call and its TFLOP/s (4 len^2 heads head_dim flops, half of
+// them with the causal mask). Decode over a paged KV cache (ops::decode_attention), 32 query
+// heads over 8 KV heads of 128, pages of 16 tokens in a shuffled order: the time of one call
+// and the KV bandwidth it reaches, against a device-to-device copy measured in the same run.
 //
 //   kreg_attention_bench
 //
@@ -120,6 +122,31 @@ int main() {
       std::printf("%-40s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", ms * 1e3, copy_gbps);
       cuMemFree(a);
       cuMemFree(b);
+    }
+    std::printf("%-40s %12s %12s %10s\n", "prefill bfloat16, 1 sequence", "eager us", "graph us",
+                "TFLOP/s");
+    struct Prefill {
+      int tokens;
+      int heads;
+      int dim;
+      bool causal;
+    };
+    for (const Prefill& p :
+         {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
+          Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true}, Prefill{4096, 32, 64, true},
+          Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true}}) {
+      const Array q = random_array({1, p.tokens, p.heads, p.dim}, 4);
+      const Array k = random_array({1, p.tokens, p.heads, p.dim}, 5);
+      const Array v = random_array({1, p.tokens, p.heads, p.dim}, 6);
+      kreg::ops::AttentionOptions options;
+      options.causal = p.causal;
+      const auto [eager, graph] =
+          time_call(stream, [&] { kreg::ops::attention(q, k, v, options).eval(); });
+      const double flops = 4.0 * p.tokens * p.tokens * p.heads * p.dim * (p.causal ? 0.5 : 1.0);
+      const std::string name = std::to_string(p.heads) + " x " + std::to_string(p.tokens) + " x " +
+                               std::to_string(p.dim) + (p.causal ? " causal" : "");
+      std::printf("%-40s %12.1f %12.1f %10.1f\n", name.c_str(), eager * 1e3, graph * 1e3,
+                  flops / (graph * 1e-3) / 1e12);
     }
     std::printf("%-40s %12s %12s %10s %8s\n", "decode bfloat16, 32 q / 8 kv heads, d 128",
                 "eager us", "graph us", "KV GB/s", "of copy");

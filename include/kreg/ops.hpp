@@ -79,6 +79,44 @@ Array argmax(const Array& x);
 /// cols elements; y is float32 of rows elements, accumulated in float.
 Array gemv(const Array& w, const Array& x);
 
+/// What attention computes beyond softmax(q k^T * scale) v.
+struct AttentionOptions {
+  /// Multiplies q k^T; unset: 1 / sqrt(head_dim).
+  std::optional<float> scale;
+  /// Query i of a sequence sees keys 0 to i + len_k - len_q: aligned at the end, so that the
+  /// last query sees every key (a chunk of prefill after a cached prefix).
+  bool causal = false;
+  /// Logit soft-capping: a scaled score s becomes soft_cap * tanh(s / soft_cap), before the
+  /// mask is added. 0: none.
+  float soft_cap = 0.0F;
+  /// A sliding window: query i sees no key before i + len_k - len_q - window_left.
+  /// Negative: no window.
+  int window_left = -1;
+  /// Added to the (capped) scores, in q's dtype, or, Bool or UInt8, which keys each query sees
+  /// (zero: hidden). Fixed lengths: [len_q, len_k] or [batch or 1, q_heads or 1, len_q,
+  /// len_k]. Variable lengths: [batch or 1, q_heads or 1, rows, cols], indexed by the
+  /// position within the sequence; a score past its rows or cols is hidden.
+  std::optional<Array> mask;
+};
+
+/// Attention for prefill (flash attention, forward), on tensor cores (sm_80 and newer):
+///   q     [batch, len_q, q_heads, head_dim], float16 or bfloat16
+///   k, v  [batch, len_k, kv_heads, head_dim], q's dtype
+/// Returns [batch, len_q, q_heads, head_dim] in q's dtype; scores and sums are in float, and
+/// the softmax weights are rounded to q's dtype before they multiply v. head_dim is 64, 128
+/// or 256; q_heads is a multiple of kv_heads, and query head h reads KV head
+/// h / (q_heads / kv_heads). A query that sees no key gives zeros.
+Array attention(const Array& q, const Array& k, const Array& v,
+                const AttentionOptions& options = {});
+
+/// The same over sequences of different lengths packed into one batch (as varlen APIs take
+/// them): q [total_q, q_heads, head_dim] and k, v [total_k, kv_heads, head_dim], sequence b
+/// being rows cu_seqlens_q[b] to cu_seqlens_q[b + 1] of q and cu_seqlens_k[b] to
+/// cu_seqlens_k[b + 1] of k and v (int32 [batch + 1], non-decreasing; rows past the arrays'
+/// ends are not read). Returns q's shape.
+Array attention(const Array& q, const Array& k, const Array& v, const Array& cu_seqlens_q,
+                const Array& cu_seqlens_k, const AttentionOptions& options = {});
+
 /// What decode_attention computes beyond softmax(q k^T * scale) v.
 struct DecodeAttentionOptions {
   /// Multiplies q k^T; unset: 1 / sqrt(head_dim).

@@ -170,6 +170,43 @@ void bind_ops(nb::module_& m) {
       nb::arg("x"), nb::arg("tanh_approximation") = false, nb::kw_only(),
       nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
   ops.def(
+      "attention",
+      [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
+         nb::handle cu_seqlens_k, bool causal, std::optional<float> scale, float soft_cap,
+         int window_left, nb::handle mask, nb::handle stream) {
+        return run(q, stream, [&](const CallScope& c) {
+          kreg::ops::AttentionOptions options;
+          options.scale = scale;
+          options.causal = causal;
+          options.soft_cap = soft_cap;
+          options.window_left = window_left;
+          if (!mask.is_none()) options.mask = c.input(mask, "mask");
+          if (cu_seqlens_q.is_none() != cu_seqlens_k.is_none()) {
+            throw kreg::Error(kreg::ErrorCode::InvalidArgument,
+                              "ops::attention: give both cu_seqlens_q and cu_seqlens_k, or "
+                              "neither");
+          }
+          if (cu_seqlens_q.is_none()) {
+            return kreg::ops::attention(c.input(q, "q"), c.input(k, "k"), c.input(v, "v"),
+                                        options);
+          }
+          return kreg::ops::attention(c.input(q, "q"), c.input(k, "k"), c.input(v, "v"),
+                                      c.input(cu_seqlens_q, "cu_seqlens_q"),
+                                      c.input(cu_seqlens_k, "cu_seqlens_k"), options);
+        });
+      },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("cu_seqlens_q") = nb::none(),
+      nb::arg("cu_seqlens_k") = nb::none(), nb::kw_only(), nb::arg("causal") = false,
+      nb::arg("scale") = nb::none(), nb::arg("soft_cap") = 0.0F, nb::arg("window_left") = -1,
+      nb::arg("mask") = nb::none(), nb::arg("stream") = nb::none(),
+      "Prefill attention (flash attention, forward) on tensor cores. q: [batch, len_q, "
+      "q_heads, head_dim] float16 or bfloat16, k, v: [batch, len_k, kv_heads, head_dim]; or, "
+      "with cu_seqlens_q and cu_seqlens_k (int32 [batch + 1]), sequences packed as [tokens, "
+      "heads, head_dim]. causal aligns the last query with the last key; scale defaults to "
+      "1/sqrt(head_dim); soft_cap > 0 caps scores at soft_cap * tanh(s / soft_cap); "
+      "window_left >= 0 hides keys more than window_left before a query's position; mask is "
+      "added (q's dtype) or says which keys a query sees (bool). Returns q's shape.");
+  ops.def(
       "decode_attention",
       [](nb::handle q, nb::handle k_cache, nb::handle v_cache, nb::handle block_table,
          nb::handle seq_lens, std::optional<float> scale, float soft_cap, int window_left,

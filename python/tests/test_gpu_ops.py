@@ -159,3 +159,56 @@ def test_decode_attention(torch, dtype_name):
     np.testing.assert_allclose(ref(got), want, atol=tol, rtol=0)
     with pytest.raises(kreg.InvalidArgument, match="block_table"):
         kreg.ops.decode_attention(q, k_cache, v_cache, table.to(torch.int64), seq_lens)
+
+
+def attention_reference(q, k, v, causal, scale, mask=None):
+    """float64 attention of one sequence: q [len_q, heads, d], k, v [len_k, kv_heads, d]."""
+    qd, kd, vd = ref(q), ref(k), ref(v)
+    group = qd.shape[1] // kd.shape[1]
+    kd, vd = np.repeat(kd, group, axis=1), np.repeat(vd, group, axis=1)
+    s = np.einsum("ihd,jhd->hij", qd, kd) * scale
+    len_q, len_k = qd.shape[0], kd.shape[0]
+    hidden = np.zeros((len_q, len_k), dtype=bool)
+    if causal:
+        hidden |= np.arange(len_k)[None, :] > np.arange(len_q)[:, None] + (len_k - len_q)
+    if mask is not None:
+        hidden = hidden | ~mask
+    s = np.where(hidden[None], -np.inf, s)
+    top = s.max(-1, keepdims=True)
+    w = np.exp(s - np.where(np.isfinite(top), top, 0))
+    total = w.sum(-1, keepdims=True)
+    w = np.where(total > 0, w / np.where(total > 0, total, 1), 0)
+    return np.einsum("hij,jhd->ihd", w, vd)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_attention(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    tol = 2e-3 if dtype_name == "float16" else 1.6e-2
+
+    def rand(*shape):
+        return (torch.rand(*shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+
+    q, k, v = rand(2, 70, 8, 64), rand(2, 90, 2, 64), rand(2, 90, 2, 64)
+    got = kreg.ops.attention(q, k, v, causal=True)
+    assert isinstance(got, torch.Tensor) and got.shape == q.shape and got.dtype == dtype
+    for b in range(2):
+        want = attention_reference(q[b], k[b], v[b], True, 1 / 8)
+        np.testing.assert_allclose(ref(got[b]), want, atol=tol, rtol=0)
+
+    # Packed sequences of 5 and 40 queries over 5 and 60 keys, with a boolean mask.
+    lens_q, lens_k = [5, 40], [5, 60]
+    qp, kp, vp = rand(45, 4, 128), rand(65, 4, 128), rand(65, 4, 128)
+    cu_q = torch.tensor([0, 5, 45], dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0, 5, 65], dtype=torch.int32, device="cuda")
+    keep = torch.rand(2, 1, 40, 60, device="cuda", generator=gen) < 0.8
+    got = kreg.ops.attention(qp, kp, vp, cu_q, cu_k, mask=keep, scale=0.2)
+    assert got.shape == qp.shape
+    for b, (q0, k0) in enumerate(((0, 0), (5, 5))):
+        lq, lk = lens_q[b], lens_k[b]
+        want = attention_reference(qp[q0:q0 + lq], kp[k0:k0 + lk], vp[k0:k0 + lk], False, 0.2,
+                                   keep[b, 0, :lq, :lk].cpu().numpy())
+        np.testing.assert_allclose(ref(got[q0:q0 + lq]), want, atol=tol, rtol=0)
+    with pytest.raises(kreg.InvalidArgument, match="both cu_seqlens"):
+        kreg.ops.attention(qp, kp, vp, cu_q)

@@ -1,5 +1,6 @@
 #include <kreg/ops.hpp>
 
+#include "ops/arguments.hpp"
 #include "ops/kernel_call.hpp"
 
 #include <kreg/contracts/activation.cuh>
@@ -24,29 +25,6 @@ namespace {
 
 namespace contracts = kreg::contracts;
 using Out = KernelCall::Output;
-
-[[noreturn]] void invalid(const std::string& op, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "ops::" + op + ": " + what);
-}
-
-std::string shape_text(const Shape& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
-// The entry suffix of a float dtype the built-ins have.
-const char* suffix(const std::string& op, const char* name, const Array& a) {
-  if (!a.valid()) invalid(op, std::string(name) + " is an empty Array handle");
-  switch (a.dtype()) {
-    case Dtype::Float32: return "f32";
-    case Dtype::Float16: return "f16";
-    case Dtype::BFloat16: return "bf16";
-    default: break;
-  }
-  invalid(op, std::string(name) + " is " + to_string(a.dtype()) +
-                  "; float32, float16 or bfloat16 are supported");
-}
 
 // Row kernels: one block per row, in whole warps, with up to four vectors of eight elements
 // per thread, so that rows of up to 32768 elements fit in registers where a kernel keeps them.

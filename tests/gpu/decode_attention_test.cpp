@@ -67,15 +67,9 @@ class DecodeAttentionGpu : public ::testing::Test {
     for (std::size_t i = 0; i < order.size(); ++i) table[order[i]] = ids[i];
     const int pages = static_cast<int>(order.size()) + 1;
 
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
     const auto random_values = [&](std::size_t n, std::vector<T>& values,
                                    std::vector<double>& exact) {
-      values.resize(n);
-      exact.resize(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        values[i] = T(static_cast<float>(dist(rng_)));
-        exact[i] = static_cast<double>(static_cast<float>(values[i]));
-      }
+      test::random_values(rng_, n, values, exact);
     };
     std::vector<T> q, k, v;
     std::vector<double> qx, kx, vx;

@@ -1,11 +1,13 @@
 #pragma once
 // Poisoned outputs for GPU tests of the ops: memory an op's output gets was filled with NaN
-// bits just before, so an element the kernel leaves unwritten cannot pass as a result.
+// bits just before, so an element the kernel leaves unwritten cannot pass as a result. And
+// the random inputs those tests share.
 
 #include <kreg/kreg.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace kreg::test {
@@ -25,6 +27,20 @@ inline void poison(std::size_t bytes, int count = 1) {
                                 Dim3{1}, Dim3{1}, options)[0]);
   }
   eval(blocks);
+}
+
+// n values uniform in [-1, 1), rounded to T, and the same values exactly as doubles, for a
+// float64 reference computed from what the GPU reads.
+template <class T>
+void random_values(std::mt19937& rng, std::size_t n, std::vector<T>& values,
+                   std::vector<double>& exact) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  values.resize(n);
+  exact.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    values[i] = T(static_cast<float>(dist(rng)));
+    exact[i] = static_cast<double>(static_cast<float>(values[i]));
+  }
 }
 
 }  // namespace kreg::test

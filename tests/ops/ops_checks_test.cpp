@@ -196,5 +196,50 @@ TEST(OpsChecks, DecodeAttention) {
   refused([&] { ops::decode_attention(q, cache, cache, table, lens, options); }, "scale");
 }
 
+TEST(OpsChecks, Attention) {
+  const Array q = bf16({1, 8, 4, 64});
+  const Array k = bf16({1, 8, 2, 64});
+  Array out = ops::attention(q, k, k);
+  EXPECT_EQ(out.shape(), (Shape{1, 8, 4, 64}));
+  EXPECT_EQ(out.dtype(), Dtype::BFloat16);
+  const Array cu = i32({2});
+  out = ops::attention(bf16({8, 4, 64}), bf16({9, 2, 64}), bf16({9, 2, 64}), cu, cu);
+  EXPECT_EQ(out.shape(), (Shape{8, 4, 64}));
+  const auto refused = [](const std::function<void()>& call, const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::attention")) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  refused([&] { ops::attention(f32({1, 8, 4, 64}), k, k); }, "float32");
+  refused([&] { ops::attention(q, bf16({1, 8, 3, 64}), bf16({1, 8, 3, 64})); }, "multiple");
+  refused(
+      [&] {
+        ops::attention(bf16({1, 8, 4, 96}), bf16({1, 8, 2, 96}), bf16({1, 8, 2, 96}));
+      },
+      "head_dim is 96");
+  refused([&] { ops::attention(q, k, bf16({1, 9, 2, 64})); }, "differ in shape");
+  refused([&] { ops::attention(q, bf16({1, 8, 2, 128}), bf16({1, 8, 2, 128})); }, "head_dim");
+  refused([&] { ops::attention(q, bf16({2, 8, 2, 64}), bf16({2, 8, 2, 64})); }, "batch");
+  refused([&] { ops::attention(bf16({8, 4, 64}), k, k); }, "4-D");
+  ops::AttentionOptions options;
+  options.mask = bf16({1, 1, 8, 9});
+  refused([&] { ops::attention(q, k, k, options); }, "mask [1, 1, 8, 9] must be");
+  options.mask = bf16({2, 1, 8, 8});
+  refused([&] { ops::attention(q, k, k, options); }, "batch or 1");
+  options.mask = f32({8, 8});
+  refused([&] { ops::attention(q, k, k, options); }, "mask is float32");
+  options = {};
+  options.soft_cap = -1.0F;
+  refused([&] { ops::attention(q, k, k, options); }, "soft_cap");
+  options = {};
+  options.scale = std::numeric_limits<float>::infinity();
+  refused([&] { ops::attention(q, k, k, options); }, "scale");
+  const Array q3 = bf16({8, 4, 64});
+  const Array k3 = bf16({8, 2, 64});
+  refused([&] { ops::attention(q3, k3, k3, cu, i32({3})); }, "differ in shape");
+  refused([&] { ops::attention(q3, k3, k3, f32({2}), cu); }, "cu_seqlens_q must be int32");
+  refused([&] { ops::attention(q3, k3, k3, cu, i32({2, 1})); }, "cu_seqlens_k must be int32");
+}
+
 }  // namespace
 }  // namespace kreg

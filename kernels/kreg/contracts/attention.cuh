@@ -1,0 +1,43 @@
+#pragma once
+// What kernels/attention.cu and the op that launches it agree on (see activation.cuh).
+
+namespace kreg::contracts::attention {
+
+// int, default 128: the head dimension, 64, 128 or 256.
+inline constexpr int kHeadDim = 300;
+// int, default 0: the mask, kMaskNone, kMaskAdditive (q's dtype, added to the scaled score)
+// or kMaskBoolean (one byte a score; zero hides the key).
+inline constexpr int kMask = 301;
+// bool, default false: query i of a sequence sees keys up to i + len_k - len_q (the last
+// query sees every key, as decode would).
+inline constexpr int kCausal = 200;
+// bool, default false: scores pass through soft_cap * tanh(score / soft_cap).
+inline constexpr int kSoftCap = 201;
+// bool, default false: query i sees no key before i + len_k - len_q - window_left.
+inline constexpr int kWindow = 202;
+
+inline constexpr int kMaskNone = 0;
+inline constexpr int kMaskAdditive = 1;
+inline constexpr int kMaskBoolean = 2;
+
+// Warps a block has, each taking 16 query rows: eight, so that a K or V tile in shared memory
+// serves 128 queries, except at head dim 256, where 128 rows of Q would not fit beside it.
+// A sequence of n queries has ceil(n / (16 * warps)) tiles.
+template <int HeadDim>
+inline constexpr int kBlockWarps = HeadDim == 256 ? 4 : 8;
+
+// One block per (tile slot, query head). Sequences are [cu_q[b], cu_q[b + 1]) of q's rows
+// and [cu_k[b], cu_k[b + 1]) of k's, cut to the total_q and total_k rows there are; with cu_q
+// null, every sequence has fixed_q queries and fixed_k keys. Slot s is a tile of the sequence whose
+// tiles it falls in, counted over the sequences in order; slots past the last tile return at once.
+// The mask's element for (sequence b, head h, query i, key j) is mask[b * mask_batch + h *
+// mask_head + i * mask_row
+// + j] for i < mask_rows and j < mask_cols; the scores outside it are hidden.
+template <class T>
+using Attention = void(const T* q, const T* k, const T* v, const int* cu_q, const int* cu_k,
+                       const void* mask, T* out, unsigned batch, unsigned kv_heads, int total_q,
+                       int total_k, int fixed_q, int fixed_k, long long mask_batch,
+                       long long mask_head, long long mask_row, int mask_rows, int mask_cols,
+                       float scale, float soft_cap, int window_left);
+
+}  // namespace kreg::contracts::attention
