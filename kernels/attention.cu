@@ -52,22 +52,34 @@ __device__ inline int swizzle(int row, int chunk) {
 }
 
 // Rows [0, Rows) of one head of a [rows, heads, head_dim] tensor from `base` into a tile; the
-// rows from `valid` on are zeros, so that they add nothing (their scores are hidden).
+// rows from `valid` on are zeros, so that they add nothing (their scores are hidden). A thread
+// copies one chunk column of every (kThreads / kChunks)-th row, so that its addresses step by
+// constants.
 template <int Rows, class T>
 __device__ inline void load_tile(T* tile, const T* base, unsigned long long row_stride, int valid,
                                  bool vector) {
-  for (int i = static_cast<int>(threadIdx.x); i < Rows * kChunks; i += kThreads) {
-    const int row = i / kChunks;
-    const int chunk = i % kChunks;
-    const bool inside = row < valid;
-    const T* src = base + (inside ? row * row_stride + chunk * 8 : 0);
-    T* dst = tile + swizzle(row, chunk);
+  static_assert(kThreads % kChunks == 0 && Rows * kChunks % kThreads == 0, "whole passes");
+  static_assert(kThreads / kChunks % 4 == 0, "a thread's rows have at most two swizzles");
+  constexpr int kStep = kThreads / kChunks;
+  const int chunk = static_cast<int>(threadIdx.x) % kChunks;
+  const int first = static_cast<int>(threadIdx.x) / kChunks;
+  const T* src = base + first * row_stride + chunk * 8;
+  // Rows kStep apart have the same low three bits when kStep is a multiple of 8, and two
+  // alternating ones when it is 4.
+  const int even = first * head_dim + ((chunk ^ (first & 7)) << 3);
+  const int odd =
+      (first + kStep) * head_dim + ((chunk ^ ((first + kStep) & 7)) << 3) - kStep * head_dim;
+#pragma unroll
+  for (int j = 0; j < Rows / kStep; ++j) {
+    const bool inside = first + j * kStep < valid;
+    T* dst = tile + (j % 2 == 1 && kStep % 8 != 0 ? odd : even) + j * kStep * head_dim;
     if (vector) {
-      copy_async16(shared_address(dst), src, inside);
+      copy_async16(shared_address(dst), src, inside);  // reads nothing outside
     } else {
 #pragma unroll
       for (int e = 0; e < 8; ++e) dst[e] = inside ? src[e] : T(0.0f);
     }
+    src += kStep * row_stride;
   }
   copy_async_commit();
 }
@@ -225,7 +237,25 @@ __global__ void __launch_bounds__(flash::kThreads)
   float m_run[2] = {negative_infinity(), negative_infinity()};
   float l_run[2] = {0.0f, 0.0f};  // this lane's part of each row's sum
 
-  const float log2_scale = scale * kLog2e;
+  // Scores stay as they come out of Q K^T, and the scale folds into the exponent, unless
+  // a soft-cap or an additive mask needs them scaled first.
+  constexpr bool kScaledLate = !soft_capped && mask_kind != c::kMaskAdditive;
+  const float exp_scale = kScaledLate ? scale * kLog2e : 1.0f;
+
+  // The lane's ldmatrix addresses but for what the unrolled loops add as constants. A chunk's
+  // place in its row depends on the row's low bits (the swizzle), which are the lane's own;
+  // within each eight chunks that gives four places, worked out once here.
+  const int low = lane % 8;
+  unsigned k_at[4];
+  unsigned v_at[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    k_at[i] = shared_address(k_tile + (lane / 16 * 8 + low) * head_dim +
+                             (((2 * i + lane / 8 % 2) ^ low) << 3));
+    v_at[i] = shared_address(v_tile + (lane / 8 % 2 * 8 + low) * head_dim +
+                             (((2 * i + lane / 16) ^ low) << 3));
+  }
+  constexpr unsigned kRowBytes = head_dim * 2;
   const auto* mask_bytes = static_cast<const unsigned char*>(mask);
   const auto* mask_values = static_cast<const T*>(mask);
   const long long mask_base = mask_batch * seq + mask_head * static_cast<long long>(head);
@@ -243,16 +273,16 @@ __global__ void __launch_bounds__(flash::kThreads)
     for (int ks = 0; ks < kDimSteps; ++ks) {
 #pragma unroll
       for (int t = 0; t < kKeyTiles; t += 2) {
-        unsigned b[4];
-        const int key = t * 8 + lane / 16 * 8 + lane % 8;
-        load_matrix_x4(b, shared_address(k_tile + swizzle(key, ks * 2 + lane / 8 % 2)));
+        unsigned b[4];  // keys t * 8 + lane / 16 * 8 + low, chunk ks * 2 + lane / 8 % 2
+        load_matrix_x4(b, k_at[ks % 4] + ks / 4 * 128 + t * 8 * kRowBytes);
         mma_16816(s[t], qf[ks], b[0], b[1], T{});
         mma_16816(s[t + 1], qf[ks], b[2], b[3], T{});
       }
     }
 
-    // Scores to base-2 logits; hidden ones to -inf. Only tiles at an edge (the sequence's
-    // end, the diagonal, the window's start) or under a mask look at each score's position.
+    // Scores to base-2 logits (or, scaled late, left as they are); hidden ones to -inf. Only tiles
+    // at an edge (the sequence's end, the diagonal, the window's start) or under a mask look at
+    // each score's position.
     const bool edge = n0 + kKeys > k_len || (causal && n0 + kKeys - 1 > m0 + shift) ||
                       (windowed && n0 < m0 + kRows - 1 + shift - window_left);
 #pragma unroll
@@ -262,8 +292,8 @@ __global__ void __launch_bounds__(flash::kThreads)
         float x = s[t][e];
         if (soft_capped) {
           x = soft_cap * tanh_approx(x * scale / soft_cap) * kLog2e;
-        } else {
-          x *= log2_scale;
+        } else if (!kScaledLate) {
+          x *= scale * kLog2e;
         }
         if (edge || mask_kind != c::kMaskNone) {
           const int i = row0 + (e >= 2 ? 8 : 0);
@@ -299,13 +329,14 @@ __global__ void __launch_bounds__(flash::kThreads)
       top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, 2));
       // Nothing seen yet: every weight is 2^-inf = 0 against any finite reference.
       const float ref = top == negative_infinity() ? 0.0f : top;
-      const float rescale = fast_exp2(m_run[r] - ref);
+      const float rescale = fast_exp2((m_run[r] - ref) * exp_scale);
+      const float offset = -ref * exp_scale;
       m_run[r] = top;
       float sum = 0.0f;
 #pragma unroll
       for (int t = 0; t < kKeyTiles; ++t) {
-        s[t][2 * r] = fast_exp2(s[t][2 * r] - ref);
-        s[t][2 * r + 1] = fast_exp2(s[t][2 * r + 1] - ref);
+        s[t][2 * r] = fast_exp2(fmaf(s[t][2 * r], exp_scale, offset));
+        s[t][2 * r + 1] = fast_exp2(fmaf(s[t][2 * r + 1], exp_scale, offset));
         sum += s[t][2 * r] + s[t][2 * r + 1];
       }
       l_run[r] = fmaf(l_run[r], rescale, sum);
@@ -334,9 +365,8 @@ __global__ void __launch_bounds__(flash::kThreads)
     for (int kk = 0; kk < kKeySteps; ++kk) {
 #pragma unroll
       for (int t = 0; t < kOutTiles; t += 2) {
-        unsigned b[4];
-        const int key = kk * 16 + lane / 8 % 2 * 8 + lane % 8;
-        load_matrix_x4_trans(b, shared_address(v_tile + swizzle(key, t + lane / 16)));
+        unsigned b[4];  // keys kk * 16 + lane / 8 % 2 * 8 + low, chunk t + lane / 16
+        load_matrix_x4_trans(b, v_at[t % 8 / 2] + t / 8 * 128 + kk * 16 * kRowBytes);
         mma_16816(o[t], p[kk], b[0], b[1], T{});
         mma_16816(o[t + 1], p[kk], b[2], b[3], T{});
       }
