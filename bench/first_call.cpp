@@ -8,7 +8,9 @@
 //   kreg_first_call first-launch    kreg get + launch + synchronize of a built-in (needs a GPU)
 //   kreg_first_call disk DIR        prewarm_all of the built-ins from the disk cache in DIR
 //   kreg_first_call precompiled     prewarm_all of the built-ins from the precompiled set
-//   kreg_first_call precompiled-get one get of a built-in from the precompiled set
+//   kreg_first_call precompiled-get [NAME [CONSTANTS]]
+//                                   one get of a built-in from the precompiled set (axpy_f32,
+//                                   or NAME with CONSTANTS such as 200:b1)
 //   kreg_first_call image FILE      writes that built-in's precompiled image to FILE
 //   kreg_first_call raw-load FILE   the baseline for precompiled-get: the same image loaded
 //                                   by hand (cuLibraryLoadData, the kernel, its attributes)
@@ -16,8 +18,8 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <sys/resource.h>
 #include <nvrtc.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -146,8 +148,9 @@ int from_precompiled() {
 }
 
 // One `get` of a built-in from the precompiled set in a fresh process, the driver started
-// first: the lookup, the load and the attribute reads.
-int precompiled_get() {
+// first: the lookup, the load and the attribute reads. `name` and `constants` (a key text
+// such as "200:b1") pick the built-in; by default axpy_f32.
+int precompiled_get(const std::string& name, const std::string& constants) {
   kreg::RegistryOptions options;
   options.disk_cache = false;
   options.warm_compiler = false;
@@ -155,7 +158,7 @@ int precompiled_get() {
   if (reg.arch().empty()) return 1;
   const long faults = minor_faults();
   const auto start = Clock::now();
-  const kreg::Kernel& k = reg.get("axpy_f32");
+  const kreg::Kernel& k = reg.get(name, kreg::parse_constants(constants));
   const double ms = since(start);
   const long first_faults = minor_faults() - faults;
   const kreg::Stats s = reg.stats();
@@ -251,7 +254,9 @@ int main(int argc, char** argv) {
     if (mode == "first-launch") return first_launch();
     if (mode == "disk" && argc > 2) return from_disk(argv[2]);
     if (mode == "precompiled") return from_precompiled();
-    if (mode == "precompiled-get") return precompiled_get();
+    if (mode == "precompiled-get") {
+      return precompiled_get(argc > 2 ? argv[2] : "axpy_f32", argc > 3 ? argv[3] : "");
+    }
     if (mode == "image" && argc > 2) return write_image(argv[2]);
     if (mode == "raw-load" && argc > 2) return raw_load(argv[2]);
   } catch (const std::exception& e) {

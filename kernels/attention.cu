@@ -1,23 +1,34 @@
 // Attention for prefill (flash attention, forward): every query token of each sequence
-// against that sequence's keys, on tensor cores (m16n8k16 mma.sync, sm_80 and newer).
+// against that sequence's keys, on tensor cores: wgmma on sm_90a, mma.sync m16n8k16 elsewhere
+// (sm_80 and newer) and at head dim 64.
 //
 //   q, out  [total_q, q_heads, head_dim]    k, v  [total_k, kv_heads, head_dim]
 //
-// A block takes 128 queries of one head (64 at head dim 256), a warp 16 of them. It walks the keys
-// the rows can see in tiles: S = Q K^T into float accumulators, the scale, soft-cap and masks
-// applied there, an online softmax in base 2, and P, rounded to the inputs' type, multiplied by V
-// straight from the registers S was in. Q stays in registers; K and V tiles come into shared
-// memory by asynchronous copies, V's while S is computed and the next K's while P V is.
+// A block takes 128 queries of one head (64 at head dim 256), a warp 16 of them (a warpgroup
+// 64). It walks the keys the rows can see in tiles: S = Q K^T into float accumulators, the
+// scale, soft-cap and masks applied there, an online softmax in base 2, and P, rounded to the
+// inputs' type, multiplied by V straight from the registers S was in. Q stays in registers;
+// K and V tiles come into shared memory by asynchronous copies, V's while S is computed and
+// the next K's while P V is.
 // Constants and parameters: kreg/contracts/attention.cuh.
 // kreg:entry attention_f16=attention<kreg::half>
 // kreg:entry attention_bf16=attention<kreg::bfloat16>
 // kreg:specialization 200:b1
 // kreg:specialization 200:b1|300:i64
 // kreg:specialization 200:b1|300:i256
+// kreg:arch-specific
 #include <kreg/contracts/attention.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/mma.cuh>
 #include <kreg/device/vec.cuh>
+#include <kreg/device/wgmma.cuh>
+
+// sm_90a: both products on wgmma; elsewhere (sm_80 and up) on mma.sync.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define KREG_HAS_WGMMA true
+#else
+#define KREG_HAS_WGMMA false
+#endif
 
 KREG_CONSTANT_DEFAULT(int, head_dim, kreg::contracts::attention::kHeadDim, 128);
 KREG_CONSTANT_DEFAULT(int, mask_kind, kreg::contracts::attention::kMask, 0);
@@ -44,12 +55,20 @@ constexpr int kKeyTiles = kKeys / 8;      // n-tiles of S
 constexpr int kKeySteps = kKeys / 16;     // k-steps of P V
 constexpr int kOutTiles = head_dim / 8;   // n-tiles of O
 constexpr float kLog2e = 1.4426950408889634f;
+// Both products on wgmma (sm_90a), or on mma.sync. Head dim 64 stays on mma.sync: its wgmma
+// form (an m64n64 product with V as the transposed operand) gave wrong sums past the first
+// key tile on the H200, which is not yet understood.
+constexpr bool kWgmma = KREG_HAS_WGMMA && head_dim != 64;
 
-// The element offset of a row's 16-byte chunk in a tile: chunks are permuted by the row's
-// low three bits, so that the eight rows one ldmatrix reads at a column sit in distinct banks.
+// The element offset of a row's 16-byte chunk in a tile of Rows rows. A tile is kept in slabs
+// of 64 columns (128 bytes a row), and each row's chunks are permuted by its low three bits:
+// the 128-byte swizzle that wgmma reads, which also puts the eight rows one ldmatrix reads at
+// a column in distinct banks.
+template <int Rows>
 __device__ inline int swizzle(int row, int chunk) {
-  return row * head_dim + ((chunk ^ (row & 7)) << 3);
+  return (chunk >> 3) * (Rows * 64) + row * 64 + (((chunk & 7) ^ (row & 7)) << 3);
 }
+constexpr unsigned kRowBytes = 128;  // of a slab
 
 // Rows [0, Rows) of one head of a [rows, heads, head_dim] tensor from `base` into a tile; the
 // rows from `valid` on are zeros, so that they add nothing (their scores are hidden). A thread
@@ -66,13 +85,12 @@ __device__ inline void load_tile(T* tile, const T* base, unsigned long long row_
   const T* src = base + first * row_stride + chunk * 8;
   // Rows kStep apart have the same low three bits when kStep is a multiple of 8, and two
   // alternating ones when it is 4.
-  const int even = first * head_dim + ((chunk ^ (first & 7)) << 3);
-  const int odd =
-      (first + kStep) * head_dim + ((chunk ^ ((first + kStep) & 7)) << 3) - kStep * head_dim;
+  const int even = swizzle<Rows>(first, chunk);
+  const int odd = swizzle<Rows>(first + kStep, chunk) - kStep * 64;
 #pragma unroll
   for (int j = 0; j < Rows / kStep; ++j) {
     const bool inside = first + j * kStep < valid;
-    T* dst = tile + (j % 2 == 1 && kStep % 8 != 0 ? odd : even) + j * kStep * head_dim;
+    T* dst = tile + (j % 2 == 1 && kStep % 8 != 0 ? odd : even) + j * kStep * 64;
     if (vector) {
       copy_async16(shared_address(dst), src, inside);  // reads nothing outside
     } else {
@@ -118,7 +136,7 @@ __global__ void __launch_bounds__(flash::kThreads)
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
   constexpr int kSecond = kRows > kKeys ? kRows : kKeys;
-  __shared__ __align__(128) uint4 smem[(kKeys + kSecond) * head_dim / 8];
+  __shared__ __align__(1024) uint4 smem[(kKeys + kSecond) * head_dim / 8];
 
   // The block's sequence and tile. A sequence's tiles are taken last first: with a causal
   // mask those see the most keys, and starting them first evens out the end of the grid.
@@ -228,7 +246,7 @@ __global__ void __launch_bounds__(flash::kThreads)
 #pragma unroll
   for (int ks = 0; ks < kDimSteps; ++ks) {
     const int row = warp * 16 + (lane / 8 % 2) * 8 + lane % 8;
-    load_matrix_x4(qf[ks], shared_address(q_tile + swizzle(row, ks * 2 + lane / 16)));
+    load_matrix_x4(qf[ks], shared_address(q_tile + swizzle<kRows>(row, ks * 2 + lane / 16)));
   }
 
   float o[kOutTiles][4];
@@ -242,20 +260,21 @@ __global__ void __launch_bounds__(flash::kThreads)
   constexpr bool kScaledLate = !soft_capped && mask_kind != c::kMaskAdditive;
   const float exp_scale = kScaledLate ? scale * kLog2e : 1.0f;
 
-  // The lane's ldmatrix addresses but for what the unrolled loops add as constants. A chunk's
-  // place in its row depends on the row's low bits (the swizzle), which are the lane's own;
-  // within each eight chunks that gives four places, worked out once here.
+  const unsigned k_smem = shared_address(k_tile);
+  const unsigned v_smem = shared_address(v_tile);
+  constexpr unsigned kSlabBytes = kKeys * kRowBytes;  // of a K or V tile
+  // mma.sync: the lane's ldmatrix addresses but for what the unrolled loops add as constants.
+  // A chunk's place in its row depends on the row's low bits (the swizzle), which are the
+  // lane's own; within each eight chunks that gives four places, worked out once here.
   const int low = lane % 8;
   unsigned k_at[4];
   unsigned v_at[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    k_at[i] = shared_address(k_tile + (lane / 16 * 8 + low) * head_dim +
-                             (((2 * i + lane / 8 % 2) ^ low) << 3));
-    v_at[i] = shared_address(v_tile + (lane / 8 % 2 * 8 + low) * head_dim +
-                             (((2 * i + lane / 16) ^ low) << 3));
+    k_at[i] = k_smem + (lane / 16 * 8 + low) * kRowBytes + (((2 * i + lane / 8 % 2) ^ low) << 4);
+    v_at[i] = v_smem + (lane / 8 % 2 * 8 + low) * kRowBytes + (((2 * i + lane / 16) ^ low) << 4);
   }
-  constexpr unsigned kRowBytes = head_dim * 2;
+
   const auto* mask_bytes = static_cast<const unsigned char*>(mask);
   const auto* mask_values = static_cast<const T*>(mask);
   const long long mask_base = mask_batch * seq + mask_head * static_cast<long long>(head);
@@ -264,19 +283,36 @@ __global__ void __launch_bounds__(flash::kThreads)
     __syncthreads();  // every warp is done with the last V tile, and first with Q
     load_tile<kKeys>(v_tile, v_base + n0 * kv_stride, kv_stride, n_end - n0, vector);
     copy_async_wait<1>();  // this tile's K
+    if constexpr (kWgmma) {
+      fence_async_shared();  // cp.async wrote it; wgmma reads it
+    }
     __syncthreads();
 
     float s[kKeyTiles][4];
 #pragma unroll
     for (int t = 0; t < kKeyTiles; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+    if constexpr (kWgmma) {
+      // The warpgroup's 64 rows against the tile's keys: K is K-major, 16 of its dims a step.
+      wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < kDimSteps; ++ks) {
+      for (int ks = 0; ks < kDimSteps; ++ks) {
+        Wgmma<kKeys, 0>::run(s, qf[ks],
+                             smem_descriptor(k_smem + ks / 4 * kSlabBytes + ks % 4 * 32, 16, 1024),
+                             true, T{});
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_hold(s);
+    } else {
 #pragma unroll
-      for (int t = 0; t < kKeyTiles; t += 2) {
-        unsigned b[4];  // keys t * 8 + lane / 16 * 8 + low, chunk ks * 2 + lane / 8 % 2
-        load_matrix_x4(b, k_at[ks % 4] + ks / 4 * 128 + t * 8 * kRowBytes);
-        mma_16816(s[t], qf[ks], b[0], b[1], T{});
-        mma_16816(s[t + 1], qf[ks], b[2], b[3], T{});
+      for (int ks = 0; ks < kDimSteps; ++ks) {
+#pragma unroll
+        for (int t = 0; t < kKeyTiles; t += 2) {
+          unsigned b[4];  // keys t * 8 + lane / 16 * 8 + low, chunk ks * 2 + lane / 8 % 2
+          load_matrix_x4(b, k_at[ks % 4] + ks / 4 * kSlabBytes + t * 8 * kRowBytes);
+          mma_16816(s[t], qf[ks], b[0], b[1], T{});
+          mma_16816(s[t + 1], qf[ks], b[2], b[3], T{});
+        }
       }
     }
 
@@ -355,20 +391,37 @@ __global__ void __launch_bounds__(flash::kThreads)
     }
 
     copy_async_wait<0>();  // this tile's V
-    __syncthreads();       // and every warp is done with K
+    if constexpr (kWgmma) {
+      fence_async_shared();  // cp.async wrote it; wgmma reads it
+    }
+    __syncthreads();  // and every warp is done with K
     if (n0 + kKeys < n_end) {
       load_tile<kKeys>(k_tile, k_base + (n0 + kKeys) * kv_stride, kv_stride, n_end - n0 - kKeys,
                        vector);
     }
 
+    if constexpr (kWgmma) {
+      // P from the registers against V, which is MN-major (its dims are contiguous): 64 dims a
+      // slab, 16 keys a step.
+      wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < kKeySteps; ++kk) {
+      for (int kk = 0; kk < kKeySteps; ++kk) {
+        Wgmma<head_dim, 1>::run(
+            o, p[kk], smem_descriptor(v_smem + kk * 16 * kRowBytes, kSlabBytes, 1024), true, T{});
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_hold(o);
+    } else {
 #pragma unroll
-      for (int t = 0; t < kOutTiles; t += 2) {
-        unsigned b[4];  // keys kk * 16 + lane / 8 % 2 * 8 + low, chunk t + lane / 16
-        load_matrix_x4_trans(b, v_at[t % 8 / 2] + t / 8 * 128 + kk * 16 * kRowBytes);
-        mma_16816(o[t], p[kk], b[0], b[1], T{});
-        mma_16816(o[t + 1], p[kk], b[2], b[3], T{});
+      for (int kk = 0; kk < kKeySteps; ++kk) {
+#pragma unroll
+        for (int t = 0; t < kOutTiles; t += 2) {
+          unsigned b[4];  // keys kk * 16 + lane / 8 % 2 * 8 + low, chunk t + lane / 16
+          load_matrix_x4_trans(b, v_at[t % 8 / 2] + t / 8 * kSlabBytes + kk * 16 * kRowBytes);
+          mma_16816(o[t], p[kk], b[0], b[1], T{});
+          mma_16816(o[t + 1], p[kk], b[2], b[3], T{});
+        }
       }
     }
   }

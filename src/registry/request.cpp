@@ -4,6 +4,7 @@
 #include "core/embedded.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 namespace kreg::registry {
@@ -21,7 +22,11 @@ void add_toolkit_includes(std::vector<std::string>& options) {
 }  // namespace
 
 std::string source_arch(const Source& source, std::string arch) {
-  if (source.arch_specific && !arch.empty() && arch.back() != 'a') {
+  // Only sm_90 and newer have an `a` variant; an older target compiles as it is, and the
+  // source's own #if on the features picks its portable path.
+  const auto digits = arch.find_first_of("0123456789");
+  const int number = digits == std::string::npos ? 0 : std::atoi(arch.c_str() + digits);
+  if (source.arch_specific && number >= 90 && arch.back() != 'a') {
     if (arch.back() == 'f') arch.pop_back();
     arch += 'a';
   }

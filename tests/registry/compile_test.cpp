@@ -188,6 +188,13 @@ TEST(Compile, ArchSpecificSourcesTargetTheAVariant) {
                       "// kreg:arch-specific\nextern \"C\" __global__ void hopper_only() {}");
   EXPECT_EQ(reg.compile("hopper_only").arch(), "sm_90a");
   EXPECT_EQ(reg.compile("elementwise_add_f32").arch(), "sm_90");
+  // Before Hopper there is no `a` variant: the source compiles for the plain target.
+  RegistryOptions ampere = test::sm90_options();
+  ampere.arch = "sm_80";
+  Registry older(ampere);
+  older.register_source("hopper",
+                        "// kreg:arch-specific\nextern \"C\" __global__ void hopper_only() {}");
+  EXPECT_EQ(older.compile("hopper_only").arch(), "sm_80");
 }
 
 TEST(Compile, ToolkitHeadersAreFoundWithoutMinimal) {
