@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 namespace kreg::registry {
@@ -29,9 +30,15 @@ bool under(const std::string& path, const std::string& dir) {
 
 bool key_can_cover(const Source& source, const compiler::Request& request) {
   if (source.probes_files) return false;
-  const std::string toolkit = compiler::toolkit_include_dir();
+  // The toolkit's folder is probed on the file system the first time it is asked for, so it
+  // is asked for only when there is an include path to compare: a built-in's first get in a
+  // process (kreg headers only, no -I) would otherwise pay for the probe.
+  std::optional<std::string> toolkit;
   for (const std::string& option : request.options) {
-    if (option == "-I" + toolkit || option == "-I" + toolkit + "/cccl") continue;
+    if (option.starts_with("-I")) {
+      if (!toolkit) toolkit = compiler::toolkit_include_dir();
+      if (option == "-I" + *toolkit || option == "-I" + *toolkit + "/cccl") continue;
+    }
     constexpr std::string_view kPreInclude = "--pre-include=";
     if (option.starts_with(kPreInclude) &&
         in_memory(request, std::string_view(option).substr(kPreInclude.size()))) {
