@@ -144,4 +144,32 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
                        const Array& block_table, const Array& seq_lens,
                        const DecodeAttentionOptions& options = {});
 
+/// How kv_append stores the new keys.
+struct KvAppendOptions {
+  /// K turned by rotary position embedding on its way into the cache (as `rope` turns it),
+  /// at these positions: int32, one per token. Unset: K is stored as it is.
+  std::optional<Array> rope_positions;
+  float rope_base = 10000.0F;
+  /// The rotation's NeoX layout: pairs across the two halves of a head.
+  bool rope_neox = false;
+};
+
+/// The KV-cache append of a decode or prefill step: new tokens' keys and values written into
+/// a paged cache in place, before decode_attention reads it.
+///   k_cache, v_cache  [pages, page_size, kv_heads, head_dim], float16 or bfloat16, row-major
+///                     (a contiguous view, such as one layer of a larger cache, is fine)
+///   k, v              [tokens, kv_heads, head_dim], the caches' dtype
+///   slots             int32 or int64 [tokens]: token t goes to row slots[t] % page_size of
+///                     page slots[t] / page_size (the caches' first two dimensions
+///                     flattened); a slot outside [0, pages * page_size), such as the -1 of a
+///                     padding token, writes nothing
+/// The caches are evaluated first and written where they are, queued now on the current
+/// stream: every handle to them, and memory they wrap (a DLPack tensor), sees the new rows,
+/// and so does a pending array computed from them when it is evaluated. Two tokens with one
+/// slot leave either's row. With `rope_positions`, K is stored turned and V as it is: the
+/// pass over K a separate `rope` would take is saved (turn q with `rope` at the same
+/// positions).
+void kv_append(const Array& k_cache, const Array& v_cache, const Array& k, const Array& v,
+               const Array& slots, const KvAppendOptions& options = {});
+
 }  // namespace kreg::ops

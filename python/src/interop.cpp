@@ -575,6 +575,12 @@ nb::object CallScope::output(const Array& array) const {
   }
 }
 
+bool writable_on_gpu(nb::handle value) {
+  const Framework f = framework_of(value);
+  if (f == Framework::None || f == Framework::Jax || f == Framework::Numpy) return false;
+  return !placement(value, f).first;
+}
+
 nb::object host_copy(const Array& array) {
   return numpy_copy(array, false);
 }

@@ -82,6 +82,11 @@ Dim3 to_dim3(nb::handle value, std::string_view kind, std::string_view name, std
 // The first argument of `values` (a sequence) that is an array, or None.
 nb::handle first_array(nb::handle values);
 
+// Whether an op may write into `value` in place: a kreg array, or a GPU array of torch, CuPy
+// or another DLPack producer. Host arrays would be written through a copy, and JAX's arrays
+// are immutable, so neither is.
+bool writable_on_gpu(nb::handle value);
+
 // A numpy array holding a copy of `array`'s values.
 nb::object host_copy(const Array& array);
 

@@ -171,9 +171,9 @@ void bind_ops(nb::module_& m) {
       nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
   ops.def(
       "attention",
-      [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q,
-         nb::handle cu_seqlens_k, bool causal, std::optional<float> scale, float soft_cap,
-         int window_left, nb::handle mask, nb::handle stream) {
+      [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
+         bool causal, std::optional<float> scale, float soft_cap, int window_left, nb::handle mask,
+         nb::handle stream) {
         return run(q, stream, [&](const CallScope& c) {
           kreg::ops::AttentionOptions options;
           options.scale = scale;
@@ -187,8 +187,7 @@ void bind_ops(nb::module_& m) {
                               "neither");
           }
           if (cu_seqlens_q.is_none()) {
-            return kreg::ops::attention(c.input(q, "q"), c.input(k, "k"), c.input(v, "v"),
-                                        options);
+            return kreg::ops::attention(c.input(q, "q"), c.input(k, "k"), c.input(v, "v"), options);
           }
           return kreg::ops::attention(c.input(q, "q"), c.input(k, "k"), c.input(v, "v"),
                                       c.input(cu_seqlens_q, "cu_seqlens_q"),
@@ -230,6 +229,42 @@ void bind_ops(nb::module_& m) {
       "sequence. scale defaults to 1/sqrt(head_dim); soft_cap > 0 caps scores at soft_cap * "
       "tanh(s / soft_cap); window_left >= 0 sees only the window_left + 1 newest keys. Returns "
       "[batch, q_heads, head_dim].");
+  ops.def(
+      "kv_append",
+      [](nb::handle k_cache, nb::handle v_cache, nb::handle k, nb::handle v, nb::handle slots,
+         nb::handle rope_positions, float rope_base, bool rope_neox, nb::handle stream) {
+        for (const auto& [name, cache] :
+             {std::pair{"k_cache", k_cache}, std::pair{"v_cache", v_cache}}) {
+          if (!writable_on_gpu(cache)) {
+            throw kreg::Error(kreg::ErrorCode::InvalidArgument,
+                              std::string("ops::kv_append: ") + name +
+                                  " must be a GPU array that can be written in place (a torch "
+                                  "or CuPy tensor, or a kreg.Array), not a " +
+                                  nb::type_name(cache.type()).c_str());
+          }
+        }
+        CallScope c(k_cache, stream);
+        kreg::ops::KvAppendOptions options;
+        options.rope_positions = optional_input(c, rope_positions, "rope_positions");
+        options.rope_base = rope_base;
+        options.rope_neox = rope_neox;
+        const Array k_rows = c.input(k, "k");
+        const Array v_rows = c.input(v, "v");
+        const Array slot_array = c.input(slots, "slots");
+        const Array caches[] = {c.input(k_cache, "k_cache"), c.input(v_cache, "v_cache")};
+        nb::gil_scoped_release release;
+        kreg::ops::kv_append(caches[0], caches[1], k_rows, v_rows, slot_array, options);
+      },
+      nb::arg("k_cache"), nb::arg("v_cache"), nb::arg("k"), nb::arg("v"), nb::arg("slots"),
+      nb::kw_only(), nb::arg("rope_positions") = nb::none(), nb::arg("rope_base") = 10000.0F,
+      nb::arg("rope_neox") = false, nb::arg("stream") = nb::none(),
+      "Writes new tokens' keys and values into a paged KV cache, in place. k_cache, v_cache: "
+      "[pages, page_size, kv_heads, head_dim] float16 or bfloat16 GPU tensors (contiguous); k, "
+      "v: [tokens, kv_heads, head_dim]; slots: int32 or int64 [tokens], token t goes to row "
+      "slots[t] % page_size of page slots[t] // page_size, and a slot outside the cache (-1) "
+      "writes nothing. With rope_positions (int32 [tokens]), K is stored turned by RoPE as "
+      "rope(k, rope_positions, rope_base, rope_neox) turns it. Queued on the caches' stream; "
+      "returns None.");
   def_unary(ops, "row_sum", &kreg::ops::row_sum, "Sum over the last dimension, float32.");
   def_unary(ops, "row_max", &kreg::ops::row_max, "Maximum over the last dimension, float32.");
   def_unary(ops, "argmax", &kreg::ops::argmax,

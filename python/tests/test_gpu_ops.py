@@ -212,3 +212,32 @@ def test_attention(torch, dtype_name):
         np.testing.assert_allclose(ref(got[q0:q0 + lq]), want, atol=tol, rtol=0)
     with pytest.raises(kreg.InvalidArgument, match="both cu_seqlens"):
         kreg.ops.attention(qp, kp, vp, cu_q)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_kv_append(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    pages, page, kv_heads, dim, tokens = 5, 16, 2, 128, 9
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    k_cache = torch.zeros(pages, page, kv_heads, dim, device="cuda", dtype=dtype)
+    v_cache = torch.zeros_like(k_cache)
+    k = (torch.rand(tokens, kv_heads, dim, device="cuda", generator=gen) * 2 - 1).to(dtype)
+    v = (torch.rand(tokens, kv_heads, dim, device="cuda", generator=gen) * 2 - 1).to(dtype)
+    slots = torch.tensor([3, 70, 16, -1, 79, 0, 41, 55, 20], dtype=torch.int32, device="cuda")
+    positions = torch.arange(100, 100 + tokens, dtype=torch.int32, device="cuda")
+    assert kreg.ops.kv_append(k_cache, v_cache, k, v, slots, rope_positions=positions) is None
+    turned = kreg.ops.rope(k, positions)
+    k_rows = k_cache.reshape(pages * page, kv_heads, dim)
+    v_rows = v_cache.reshape(pages * page, kv_heads, dim)
+    written = [i for i, s in enumerate(slots.tolist()) if s >= 0]
+    where = slots[written].long()
+    assert torch.equal(v_rows[where], v[written])
+    tol = 2e-3 if dtype_name == "float16" else 1.6e-2
+    np.testing.assert_allclose(ref(k_rows[where]), ref(turned[written]), atol=tol, rtol=0)
+    untouched = torch.ones(pages * page, dtype=torch.bool, device="cuda")
+    untouched[where] = False
+    assert not k_rows[untouched].any() and not v_rows[untouched].any()
+    with pytest.raises(kreg.InvalidArgument, match="written in place"):
+        kreg.ops.kv_append(k_cache.cpu(), v_cache, k, v, slots)
+    with pytest.raises(kreg.InvalidArgument, match="row-major"):
+        kreg.ops.kv_append(k_cache.transpose(0, 1), v_cache.transpose(0, 1), k, v, slots)

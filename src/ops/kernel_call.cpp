@@ -39,6 +39,11 @@ std::vector<Array> KernelCall::launch(const std::shared_ptr<KernelCall>& call,
   return result;
 }
 
+void KernelCall::run_in_place(const std::shared_ptr<KernelCall>& call) {
+  launch(call, {});
+  call->run({});
+}
+
 void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream_.device();
   array::ArrayLaunch launch(stream_, output_specs_.size());

@@ -89,6 +89,11 @@ class KernelCall final : public array::Primitive {
   static std::vector<Array> launch(const std::shared_ptr<KernelCall>& call,
                                    const std::vector<std::pair<Shape, Dtype>>& outputs);
 
+  // A call with no outputs, whose kernel writes into some of its inputs (each evaluated and
+  // row-major, so that the kernel sees the input's own memory): placed and launched now on
+  // the current stream, after the inputs' producers.
+  static void run_in_place(const std::shared_ptr<KernelCall>& call);
+
   void run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) override;
 
  private:

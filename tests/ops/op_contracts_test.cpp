@@ -5,6 +5,7 @@
 #include "test_support.hpp"
 
 #include <kreg/contracts/decode_attention.cuh>
+#include <kreg/contracts/kv_append.cuh>
 #include <kreg/contracts/layer_norm.cuh>
 #include <kreg/contracts/rms_norm.cuh>
 #include <kreg/contracts/rope.cuh>
@@ -39,6 +40,9 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "decode_attention", attention::kGroup), "group_size");
   EXPECT_EQ(constant_at(reg, "decode_attention", attention::kSoftCap), "soft_capped");
   EXPECT_EQ(constant_at(reg, "decode_attention", attention::kWindow), "windowed");
+  EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kRope), "rotated");
+  EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kNeox), "neox");
+  EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kWideSlots), "wide_slots");
 }
 
 TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {
@@ -74,7 +78,7 @@ TEST(OpContracts, BuiltinsCompileAgainstTheirContracts) {
   for (const char* entry :
        {"rms_norm_bf16", "layer_norm_f16", "softmax_f32", "rope_f32", "add_f16", "scale_bf16",
         "cast_f32_bf16", "gelu_f32", "swiglu_f16", "embedding_f16_i64", "gemv_bf16", "row_max_f16",
-        "argmax_f32", "transpose_2"}) {
+        "argmax_f32", "transpose_2", "kv_append_bf16"}) {
     EXPECT_NO_THROW(reg.compile(entry)) << entry;
   }
 }

@@ -241,5 +241,56 @@ TEST(OpsChecks, Attention) {
   refused([&] { ops::attention(q3, k3, k3, cu, i32({2, 1})); }, "cu_seqlens_k must be int32");
 }
 
+TEST(OpsChecks, KvAppend) {
+  const Array cache = bf16({4, 16, 2, 64});
+  const Array rows = bf16({3, 2, 64});
+  const Array slots = i32({3});
+  const auto refused = [](const std::function<void()>& call, const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::kv_append")) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  refused([&] { ops::kv_append(f32({4, 16, 2, 64}), cache, rows, rows, slots); }, "float32");
+  refused([&] { ops::kv_append(bf16({4, 16, 128}), cache, rows, rows, slots); }, "4-D");
+  refused(
+      [&] {
+        ops::kv_append(cache, bf16({4, 8, 2, 64}), rows, rows, slots);
+      },
+      "v_cache must have k_cache's dtype and shape");
+  refused(
+      [&] {
+        ops::kv_append(cache, cache.transpose({1, 0, 2, 3}), rows, rows, slots);
+      },
+      "v_cache must have");
+  const Array wide = bf16({16, 4, 2, 64}).transpose({1, 0, 2, 3});  // [4, 16, 2, 64], strided
+  refused([&] { ops::kv_append(wide, wide, rows, rows, slots); }, "row-major");
+  refused(
+      [&] {
+        ops::kv_append(cache, cache, bf16({3, 1, 64}), rows, slots);
+      },
+      "k must be [tokens, 2, 64]");
+  refused([&] { ops::kv_append(cache, cache, rows, bf16({2, 2, 64}), i32({2})); }, "tokens");
+  refused(
+      [&] {
+        ops::kv_append(cache, cache, rows, f32({3, 2, 64}), slots);
+      },
+      "v must have the caches' dtype");
+  refused([&] { ops::kv_append(cache, cache, rows, rows, i32({4})); }, "slots must be");
+  refused([&] { ops::kv_append(cache, cache, rows, rows, f32({3})); }, "slots must be");
+  ops::KvAppendOptions options;
+  options.rope_positions = i32({2});
+  refused([&] { ops::kv_append(cache, cache, rows, rows, slots, options); }, "rope_positions");
+  options.rope_positions = i32({3});
+  options.rope_base = 0.0F;
+  refused([&] { ops::kv_append(cache, cache, rows, rows, slots, options); }, "rope_base");
+  options.rope_base = 10000.0F;
+  refused(
+      [&] {
+        ops::kv_append(bf16({4, 16, 2, 5}), bf16({4, 16, 2, 5}), bf16({3, 2, 5}), bf16({3, 2, 5}),
+                       slots, options);
+      },
+      "even");
+}
+
 }  // namespace
 }  // namespace kreg
