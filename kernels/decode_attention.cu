@@ -9,8 +9,16 @@
 // Query heads kv_head * group ... kv_head * group + group - 1 share KV head kv_head, so one
 // block reads each key and value once for all of them. A sequence's keys are cut into splits
 // of split_tokens, one block each, whose partial results a second kernel combines by their
-// log-sum-exp; with one split the first kernel writes the output itself. Scores, softmax and
-// sums are in float, in base 2 (the scale carries log2(e)), with the softmax kept online.
+// log-sum-exp; with one split the first kernel writes the output itself.
+//
+// On tensor cores (mma.sync m16n8k16, sm_80 and newer): the group's query heads are the 16
+// rows of the A operand (rows past the group are zeros), so a warp takes 16 keys a step,
+// S = Q K^T as two 16 x 8 products per 16 dimensions and O += P V with P kept in registers,
+// as flash attention does. Each warp of a block streams its own 16-key tiles (the block's
+// tiles dealt round-robin) through a ring of three stages in shared memory, filled by
+// asynchronous copies two tiles ahead, and keeps its own online softmax; the warps are
+// combined at the end. Scores, softmax and sums are in float, in base 2 (the scale carries
+// log2(e)).
 // Constants and parameters: kreg/contracts/decode_attention.cuh.
 // kreg:entry decode_attention_f16=decode_attention<kreg::half>
 // kreg:entry decode_attention_bf16=decode_attention<kreg::bfloat16>
@@ -22,6 +30,7 @@
 // kreg:specialization 300:i256|301:i2
 #include <kreg/contracts/decode_attention.cuh>
 #include <kreg/device/kernel.cuh>
+#include <kreg/device/mma.cuh>
 #include <kreg/device/vec.cuh>
 
 KREG_CONSTANT_DEFAULT(int, head_dim, kreg::contracts::decode_attention::kHeadDim, 128);
@@ -38,35 +47,54 @@ namespace decode {
 
 using namespace kreg;
 
-constexpr int kThreads = 128;
-// Lanes that hold one row of a head, eight elements (16 bytes) each, and rows per warp.
-constexpr int kLanes = head_dim / kVecWidth;
-constexpr int kRowsPerWarp = 32 / kLanes;
-// Token groups of a block: each keeps its own running softmax over the tokens it reads.
-constexpr int kGroups = kThreads / 32 * kRowsPerWarp;
-// Tokens a group has in flight at once: enough loads to cover the memory's latency, few
-// enough registers for three blocks an SM.
-constexpr int kUnroll = group_size <= 4 ? 4 : 2;
+constexpr int kWarps = contracts::decode_attention::kWarps<head_dim>;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kTile = 16;                      // keys a warp takes a step
+constexpr int kStages = 3;                     // a warp's ring
+constexpr int kChunks = head_dim / 8;          // 16-byte chunks of a row
+constexpr int kRowsPerPass = 32 / kChunks;     // rows one copy instruction of a warp covers
+constexpr int kPasses = kTile / kRowsPerPass;  // copy instructions a lane issues for a tile
+constexpr int kRowBytes = head_dim * 2;
+constexpr int kTileBytes = kTile * kRowBytes;  // K or V
+constexpr int kStageBytes = 2 * kTileBytes;
+constexpr int kWarpBytes = kStages * kStageBytes;
+constexpr int kSteps = head_dim / 16;    // k-steps of Q K^T
+constexpr int kDimTiles = head_dim / 8;  // n-tiles of P V
 constexpr float kLog2e = 1.4426950408889634f;
+static_assert(kWarps * kWarpBytes <= 48 * 1024, "a block's rings fit static shared memory");
+static_assert(kWarps * (kTile * head_dim + 2 * kTile) * 4 <= kWarps * kWarpBytes,
+              "the warps' results fit where their rings were");
 
 __device__ inline int clamp_to(int v, int lo, int hi) {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 
-// Keys and values are read once: they bypass L1, which keeps the block table and the query.
+// Chunk `chunk` of row `row` of a tile: XOR-swizzled within each 128 bytes, so that eight
+// lanes reading one chunk of eight rows (ldmatrix) hit eight different bank groups.
+__device__ inline unsigned tile_offset(unsigned row, unsigned chunk) {
+  return row * kRowBytes + ((chunk ^ (row & 7)) << 4);
+}
+
+// Sixteen bytes from global to shared memory: asynchronously when the source is 16-byte
+// aligned, else element by element (done at once, which the ring's waits then pass). An
+// invalid row is zeros.
 template <class T>
-__device__ inline vec8<T> load_stream(const T* p, bool vector) {
-  vec8<T> r;
+__device__ inline void copy_row_chunk(unsigned dst, T* dst_generic, const T* src, bool valid,
+                                      bool vector) {
   if (vector) {
-    unsigned* w = reinterpret_cast<unsigned*>(&r);
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-        : "l"(p));
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVecWidth; ++k) r.v[k] = p[k];
+    copy_async16(dst, src, valid);
+    return;
   }
-  return r;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) dst_generic[k] = valid ? src[k] : T(0.0f);
+}
+
+// Two consecutive 16-bit elements as one register, the lower index in the low half.
+template <class T>
+__device__ inline unsigned load_pair(const T* p, bool aligned) {
+  if (aligned) return *reinterpret_cast<const unsigned*>(p);
+  const auto* h = reinterpret_cast<const unsigned short*>(p);
+  return static_cast<unsigned>(h[0]) | (static_cast<unsigned>(h[1]) << 16);
 }
 
 }  // namespace decode
@@ -83,15 +111,16 @@ __global__ void __launch_bounds__(decode::kThreads)
   using namespace kreg;
   using namespace decode;
   constexpr int G = group_size;
+  __shared__ __align__(128) unsigned char smem[kWarps * kWarpBytes];
   const unsigned split = blockIdx.x;
   const unsigned splits = gridDim.x;
   const unsigned kv_head = blockIdx.y;
   const unsigned seq = blockIdx.z;
+  const unsigned warp = threadIdx.x / 32;
   const unsigned lane = threadIdx.x % 32;
-  const unsigned part = lane % kLanes;  // which eight elements of a row
-  const unsigned token_group = threadIdx.x / 32 * kRowsPerWarp + lane / kLanes;
+  const unsigned g = lane / 4;  // the fragments' row
+  const unsigned t = lane % 4;  // and column pair
   const unsigned q_heads = kv_heads * G;
-  const bool vector = vec_aligned(q) && vec_aligned(k_cache) && vec_aligned(v_cache);
 
   // The keys this block reads: its split of the sequence, within the window. A length past
   // what the block table holds is cut to it, so no read leaves the table (the op keeps the
@@ -104,192 +133,207 @@ __global__ void __launch_bounds__(decode::kThreads)
                       : length;
   if (windowed && length - 1 - window_left > begin) begin = length - 1 - window_left;
 
-  // The group's queries, scaled so that a dot product is a base-2 logit (or, soft-capped, the
-  // scaled logit the cap takes).
+  // The group's queries as A fragments, one set per 16 dimensions; rows past the group are
+  // zeros. The scale is applied to the float scores, not rounded into Q.
+  const unsigned long long out_row = static_cast<unsigned long long>(seq) * q_heads + kv_head * G;
+  const T* q_group = q + out_row * head_dim;
+  const bool q_aligned = (reinterpret_cast<unsigned long long>(q) & 3) == 0;
+  unsigned qa[kSteps][4];
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const unsigned row = g + (r % 2) * 8;
+      const unsigned col = kk * 16 + (r / 2) * 8 + 2 * t;
+      qa[kk][r] = row < G ? load_pair(q_group + row * head_dim + col, q_aligned) : 0u;
+    }
+  }
   const float q_scale = soft_capped ? scale : scale * kLog2e;
-  float qf[G][kVecWidth];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    const unsigned long long head =
-        static_cast<unsigned long long>(seq) * q_heads + kv_head * G + g;
-    const vec8<T> v = vector ? load8(q + head * head_dim + part * kVecWidth)
-                             : load_stream(q + head * head_dim + part * kVecWidth, false);
-#pragma unroll
-    for (int k = 0; k < kVecWidth; ++k) qf[g][k] = to_float(v.v[k]) * q_scale;
-  }
 
-  float acc[G][kVecWidth];
-  float m[G];  // running maximum, base 2
-  float l[G];  // running sum of 2^(s - m)
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = negative_infinity();
-    l[g] = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kVecWidth; ++k) acc[g][k] = 0.0f;
-  }
-
+  // This warp's tiles: the block's 16-key tiles warp, warp + kWarps, ...
+  const int tiles = end > begin ? (end - begin + kTile - 1) / kTile : 0;
+  const int mine =
+      tiles > static_cast<int>(warp) ? (tiles - static_cast<int>(warp) + kWarps - 1) / kWarps : 0;
+  const bool vector = vec_aligned(k_cache) && vec_aligned(v_cache);
   const unsigned long long row_stride = static_cast<unsigned long long>(kv_heads) * head_dim;
-  const T* k_head =
-      k_cache + static_cast<unsigned long long>(kv_head) * head_dim + part * kVecWidth;
-  const T* v_head =
-      v_cache + static_cast<unsigned long long>(kv_head) * head_dim + part * kVecWidth;
+  const unsigned copy_row = lane / kChunks;  // the row and chunk this lane copies
+  const unsigned copy_chunk = lane % kChunks;
+  const T* k_head = k_cache + static_cast<unsigned long long>(kv_head) * head_dim + copy_chunk * 8;
+  const T* v_head = v_cache + static_cast<unsigned long long>(kv_head) * head_dim + copy_chunk * 8;
   const int* table = block_table + static_cast<unsigned long long>(seq) * table_stride;
+  unsigned char* ring = smem + warp * kWarpBytes;
+  const unsigned ring_at = shared_address(ring);
 
-  // A group's kUnroll consecutive tokens from `first`: one division for the page of the first,
-  // the rest step on from it. Tokens past the end read nothing and are masked below.
-  const auto load_tile = [&](int first, vec8<T>(&kv)[kUnroll], vec8<T>(&vv)[kUnroll]) {
-    const auto start = static_cast<unsigned>(first);
-    const unsigned entry = start / page_size;
-    const unsigned offset = start - entry * page_size;
+  // Tile i of this warp into stage i % kStages, as one group of copies (an empty group past
+  // the last tile, so that the waits below count alike).
+  const auto issue = [&](int i) {
+    if (i < mine) {
+      const int first =
+          begin + (static_cast<int>(warp) + i * kWarps) * kTile + static_cast<int>(copy_row);
+      unsigned entry = static_cast<unsigned>(first) / page_size;
+      unsigned in_page = static_cast<unsigned>(first) - entry * page_size;
+      const unsigned stage = (i % kStages) * kStageBytes;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (first + u < end) {
-        unsigned at = entry;
-        unsigned in_page = offset + u;
-        if (in_page >= page_size) {
-          at += in_page / page_size;
-          in_page %= page_size;
+      for (int p = 0; p < kPasses; ++p) {
+        const bool valid = first + p * kRowsPerPass < end;
+        const T* k_src = k_head;
+        const T* v_src = v_head;
+        if (valid) {
+          const auto page = static_cast<unsigned long long>(table[entry]);
+          const unsigned long long at = (page * page_size + in_page) * row_stride;
+          k_src += at;
+          v_src += at;
         }
-        const auto page = static_cast<unsigned long long>(table[at]);
-        const unsigned long long row = page * page_size + in_page;
-        kv[u] = load_stream(k_head + row * row_stride, vector);
-        vv[u] = load_stream(v_head + row * row_stride, vector);
-      } else {
-#pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) {
-          kv[u].v[k] = T(0.0f);
-          vv[u].v[k] = T(0.0f);
+        const unsigned offset = stage + tile_offset(copy_row + p * kRowsPerPass, copy_chunk);
+        copy_row_chunk(ring_at + offset, reinterpret_cast<T*>(ring + offset), k_src, valid, vector);
+        copy_row_chunk(ring_at + offset + kTileBytes,
+                       reinterpret_cast<T*>(ring + offset + kTileBytes), v_src, valid, vector);
+        in_page += kRowsPerPass;
+        while (in_page >= page_size) {
+          in_page -= page_size;
+          ++entry;
         }
       }
     }
+    copy_async_commit();
   };
 
-  // Every thread of the block runs the same iterations (the shuffles below take whole warps).
-  // The next tile's loads are issued before this one's arithmetic, so that a warp always has
-  // memory in flight.
-  constexpr int kStep = kGroups * kUnroll;
-  const int mine = static_cast<int>(token_group) * kUnroll;
-  vec8<T> kv[kUnroll];
-  vec8<T> vv[kUnroll];
-  if (begin < end) load_tile(begin + mine, kv, vv);
-  for (int base = begin; base < end; base += kStep) {
-    const int first = base + mine;
-    vec8<T> next_k[kUnroll];
-    vec8<T> next_v[kUnroll];
-    if (base + kStep < end) load_tile(first + kStep, next_k, next_v);
+  float o[kDimTiles][4];
+#pragma unroll
+  for (int n = 0; n < kDimTiles; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
+  }
+  float m[2] = {negative_infinity(), negative_infinity()};  // rows g and g + 8, base 2
+  float l[2] = {0.0f, 0.0f};  // this lane's part of each row's sum of 2^(s - m)
 
-    float s[G][kUnroll];
+  // The ldmatrix lanes: matrix lane / 8, its row lane % 8.
+  const unsigned matrix = lane / 8;
+  const unsigned k_row = (matrix / 2) * 8 + lane % 8;  // keys 0-7 or 8-15
+  const unsigned v_row = (matrix % 2) * 8 + lane % 8;
+
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      float kf[kVecWidth];
+  for (int i = 0; i < kStages - 1; ++i) issue(i);
+  for (int i = 0; i < mine; ++i) {
+    issue(i + kStages - 1);
+    copy_async_wait<kStages - 1>();
+    __syncwarp();  // every lane's copies of tile i are in
+    const unsigned stage = ring_at + (i % kStages) * kStageBytes;
+
+    // S = Q K^T for the tile's 16 keys: n-tile j holds keys 8j to 8j + 7.
+    float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
-      for (int k = 0; k < kVecWidth; ++k) kf[k] = to_float(kv[u].v[k]);
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        float dot = 0.0f;
-#pragma unroll
-        for (int k = 0; k < kVecWidth; ++k) dot = fmaf(qf[g][k], kf[k], dot);
-        s[g][u] = dot;
-      }
-    }
-    // The row's lanes sum their parts; every lane of the row gets the whole dot product.
-#pragma unroll
-    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) s[g][u] += shuffle_xor(s[g][u], offset);
-      }
+    for (int kk = 0; kk < kSteps; ++kk) {
+      unsigned b[4];
+      load_matrix_x4(b, stage + tile_offset(k_row, 2 * kk + matrix % 2));
+      mma_16816(s[0], qa[kk], b[0], b[1], T{});
+      mma_16816(s[1], qa[kk], b[2], b[3], T{});
     }
 
-    float vf[kUnroll][kVecWidth];
+    const int tile_first = begin + (static_cast<int>(warp) + i * kWarps) * kTile;
+    float top[2] = {m[0], m[1]};
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int j = 0; j < 2; ++j) {
 #pragma unroll
-      for (int k = 0; k < kVecWidth; ++k) vf[u][k] = to_float(vv[u].v[k]);
-    }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float top = m[g];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (soft_capped) s[g][u] = soft_cap * tanhf(s[g][u] / soft_cap) * kLog2e;
-        if (first + u >= end) s[g][u] = negative_infinity();
-        top = fmaxf(top, s[g][u]);
+      for (int e = 0; e < 4; ++e) {
+        float x = s[j][e] * q_scale;
+        if (soft_capped) x = soft_cap * tanhf(x / soft_cap) * kLog2e;
+        if (tile_first + j * 8 + static_cast<int>(2 * t) + (e % 2) >= end) {
+          x = negative_infinity();
+        }
+        s[j][e] = x;
+        top[e / 2] = fmaxf(top[e / 2], x);
       }
+    }
+    float rescale[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      top[r] = fmaxf(top[r], shuffle_xor(top[r], 1));
+      top[r] = fmaxf(top[r], shuffle_xor(top[r], 2));
       // Nothing seen yet: every weight is 2^-inf = 0 against any finite reference.
-      const float ref = top == negative_infinity() ? 0.0f : top;
-      const float rescale = fast_exp2(m[g] - ref);
-      float p[kUnroll];
+      const float ref = top[r] == negative_infinity() ? 0.0f : top[r];
+      rescale[r] = fast_exp2(m[r] - ref);
+      m[r] = top[r];
       float sum = 0.0f;
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        p[u] = fast_exp2(s[g][u] - ref);
-        sum += p[u];
-      }
-      l[g] = fmaf(l[g], rescale, sum);
-      m[g] = top;
+      for (int j = 0; j < 2; ++j) {
 #pragma unroll
-      for (int k = 0; k < kVecWidth; ++k) {
-        float a = acc[g][k] * rescale;
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) a = fmaf(p[u], vf[u][k], a);
-        acc[g][k] = a;
+        for (int e = 2 * r; e < 2 * r + 2; ++e) {
+          s[j][e] = fast_exp2(s[j][e] - ref);
+          sum += s[j][e];
+        }
       }
+      l[r] = fmaf(l[r], rescale[r], sum);
     }
-    if (base + kStep < end) {
+    // P as the A fragment of a 16 x 16 tile (keys as its columns).
+    const unsigned pa[4] = {pack2(s[0][0], s[0][1], T{}), pack2(s[0][2], s[0][3], T{}),
+                            pack2(s[1][0], s[1][1], T{}), pack2(s[1][2], s[1][3], T{})};
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        kv[u] = next_k[u];
-        vv[u] = next_v[u];
+    for (int n = 0; n < kDimTiles; n += 2) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        o[n][e] *= rescale[e / 2];
+        o[n + 1][e] *= rescale[e / 2];
       }
+      unsigned b[4];
+      load_matrix_x4_trans(b, stage + kTileBytes + tile_offset(v_row, n + matrix / 2));
+      mma_16816(o[n], pa, b[0], b[1], T{});
+      mma_16816(o[n + 1], pa, b[2], b[3], T{});
     }
+    __syncwarp();  // the stage is read before a later issue refills it
+  }
+  copy_async_wait<0>();
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += shuffle_xor(l[r], 1);
+    l[r] += shuffle_xor(l[r], 2);
   }
 
-  // The block's groups combined, one head at a time: each group's sum weighted by 2^(its
-  // maximum - the block's).
-  __shared__ float group_max[kGroups][G];
-  __shared__ float group_sum[kGroups][G];
-  __shared__ float partial[kGroups][head_dim];
-  if (part == 0) {
+  // The warps combined, where their rings were: each row's sum and output weighted by
+  // 2^(the warp's maximum - the block's).
+  __syncthreads();
+  float* warp_out = reinterpret_cast<float*>(smem);  // [kWarps][16][head_dim]
+  float* warp_max = warp_out + kWarps * kTile * head_dim;
+  float* warp_sum = warp_max + kWarps * kTile;
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-      group_max[token_group][g] = m[g];
-      group_sum[token_group][g] = l[g];
+  for (int n = 0; n < kDimTiles; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned row = g + (e / 2) * 8;
+      warp_out[(warp * kTile + row) * head_dim + n * 8 + 2 * t + e % 2] = o[n][e];
+    }
+  }
+  if (t == 0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      warp_max[warp * kTile + g + r * 8] = m[r];
+      warp_sum[warp * kTile + g + r * 8] = l[r];
     }
   }
   __syncthreads();
-  const unsigned long long out_row = static_cast<unsigned long long>(seq) * q_heads + kv_head * G;
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
+  for (unsigned idx = threadIdx.x; idx < G * head_dim; idx += kThreads) {
+    const unsigned row = idx / head_dim;
+    const unsigned d = idx % head_dim;
     float top = negative_infinity();
 #pragma unroll
-    for (int j = 0; j < kGroups; ++j) top = fmaxf(top, group_max[j][g]);
+    for (int w = 0; w < kWarps; ++w) top = fmaxf(top, warp_max[w * kTile + row]);
     const float ref = top == negative_infinity() ? 0.0f : top;
     float total = 0.0f;
+    float value = 0.0f;
 #pragma unroll
-    for (int j = 0; j < kGroups; ++j) total += group_sum[j][g] * fast_exp2(group_max[j][g] - ref);
-    const float weight = fast_exp2(m[g] - ref);
-#pragma unroll
-    for (int k = 0; k < kVecWidth; ++k)
-      partial[token_group][part * kVecWidth + k] = acc[g][k] * weight;
-    __syncthreads();
-    const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-    for (unsigned d = threadIdx.x; d < head_dim; d += kThreads) {
-      float o = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kGroups; ++j) o += partial[j][d];
-      o *= inverse;
-      if (splits == 1) {
-        out[(out_row + g) * head_dim + d] = from_float<T>(o);
-      } else {
-        const unsigned long long at = (out_row + g) * splits + split;
-        partial_out[at * head_dim + d] = o;
-        if (d == 0) partial_lse[at] = total > 0.0f ? ref + __log2f(total) : negative_infinity();
-      }
+    for (int w = 0; w < kWarps; ++w) {
+      const float weight = fast_exp2(warp_max[w * kTile + row] - ref);
+      total = fmaf(warp_sum[w * kTile + row], weight, total);
+      value = fmaf(warp_out[(w * kTile + row) * head_dim + d], weight, value);
     }
-    __syncthreads();
+    const float o_value = total > 0.0f ? value / total : 0.0f;
+    if (splits == 1) {
+      out[(out_row + row) * head_dim + d] = from_float<T>(o_value);
+    } else {
+      const unsigned long long at = (out_row + row) * splits + split;
+      partial_out[at * head_dim + d] = o_value;
+      if (d == 0) partial_lse[at] = total > 0.0f ? ref + __log2f(total) : negative_infinity();
+    }
   }
 }
 

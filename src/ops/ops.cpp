@@ -411,17 +411,17 @@ Array rope(const Array& x, std::int64_t offset, float base, bool neox) {
 
 namespace {
 
-// The split of a decode's keys that fills the GPU in one wave: about two blocks an SM on
-// the largest parts (a block holds 100 to 200 registers a thread), each split at least 64
-// tokens, and at most kMaxSplits of them.
-std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity) {
-  constexpr std::int64_t kTargetBlocks = 256;
-  constexpr std::int64_t kMinTokens = 64;
+// The split of a decode's keys that fills the GPU in one wave: about four blocks an SM (each
+// holds 48 KiB of shared memory) on 132 SMs, each split at least 32 keys a warp and at most
+// kMaxSplits of them.
+std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity, int warps) {
+  constexpr std::int64_t kTargetBlocks = 528;
+  const std::int64_t min_tokens = 32 * static_cast<std::int64_t>(warps);
   constexpr auto kMaxSplits = static_cast<std::int64_t>(contracts::decode_attention::kMaxSplits);
-  const std::int64_t wanted = std::max<std::int64_t>(1, (kTargetBlocks + rows - 1) / rows);
+  const std::int64_t wanted = std::max<std::int64_t>(1, kTargetBlocks / rows);
   const std::int64_t tokens = std::max(
-      {kMinTokens, (capacity + wanted - 1) / wanted, (capacity + kMaxSplits - 1) / kMaxSplits});
-  return (tokens + kMinTokens - 1) / kMinTokens * kMinTokens;
+      {min_tokens, (capacity + wanted - 1) / wanted, (capacity + kMaxSplits - 1) / kMaxSplits});
+  return (tokens + min_tokens - 1) / min_tokens * min_tokens;
 }
 
 }  // namespace
@@ -494,12 +494,15 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
   if (options.soft_cap > 0) constants.bools.emplace_back(c::kSoftCap, true);
   if (options.window_left >= 0) constants.bools.emplace_back(c::kWindow, true);
 
-  const std::int64_t split_tokens = decode_split_tokens(batch * kv_heads, capacity);
+  const int warps = head_dim == 64    ? c::kWarps<64>
+                    : head_dim == 128 ? c::kWarps<128>
+                                      : c::kWarps<256>;
+  const std::int64_t split_tokens = decode_split_tokens(batch * kv_heads, capacity, warps);
   const std::int64_t splits = (capacity + split_tokens - 1) / split_tokens;
   const Dim3 grid{static_cast<unsigned>(splits), static_cast<unsigned>(kv_heads),
                   static_cast<unsigned>(batch)};
   auto call = std::make_shared<KernelCall>(std::string("decode_attention_") + type, constants, grid,
-                                           Dim3{128});
+                                           Dim3{static_cast<unsigned>(32 * warps)});
   const auto values = [&](auto&&... pointers) {
     call->arguments<c::DecodeAttention<Element>>(
         q, k_cache, v_cache, block_table, seq_lens, pointers..., static_cast<unsigned>(kv_heads),

@@ -1,7 +1,8 @@
 // ops::decode_attention on random paged caches against a float64 reference computed from the
-// same (rounded) inputs: every head dim, GQA ratios 1 to 8, lengths of 1, 17 and 4099, pages
-// partly filled and scattered, soft-capping, windows, sequences without keys, lengths past
-// the table. Outputs are poisoned; table entries past a sequence point at a page of NaNs.
+// same (rounded) inputs: every head dim, GQA ratios 1 to 16, lengths of 1, 17 and 4099, pages
+// of 1 to 256 tokens partly filled and scattered, soft-capping, windows, sequences without
+// keys, lengths past the table. Outputs are poisoned; table entries past a sequence point at
+// a page of NaNs.
 #include "gpu/poison.hpp"
 #include "test_support.hpp"
 
@@ -149,6 +150,22 @@ TYPED_TEST(DecodeAttentionGpu, EveryHeadDimAndGroup) {
       c.q_heads = c.kv_heads * group;
       c.head_dim = d;
       c.lens = {1, 17, 300};
+      this->check(c, this->tolerance());
+    }
+  }
+}
+
+// Sixteen query heads fill every row of the tensor-core tiles; pages smaller than the rows
+// one copy instruction covers, or not dividing a tile, step across page boundaries.
+TYPED_TEST(DecodeAttentionGpu, SixteenQueryHeadsAKvHeadAndSmallPages) {
+  for (const int page : {1, 3, 8}) {
+    for (const int d : {64, 128, 256}) {
+      Case c;
+      c.q_heads = 32;
+      c.kv_heads = 2;
+      c.head_dim = d;
+      c.page_size = page;
+      c.lens = {1, 45, 130};
       this->check(c, this->tolerance());
     }
   }

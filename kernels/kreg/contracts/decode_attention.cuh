@@ -15,6 +15,11 @@ inline constexpr int kWindow = 201;
 // The most splits a sequence's keys are cut into (the op takes longer splits beyond it).
 inline constexpr unsigned kMaxSplits = 256;
 
+// Warps of a block of the first kernel, by head dimension: each warp streams its keys and
+// values through 48 KiB / warps of shared memory, so that a block fits the static limit.
+template <int HeadDim>
+inline constexpr int kWarps = HeadDim <= 64 ? 4 : (HeadDim <= 128 ? 2 : 1);
+
 // One block per (split, KV head, sequence). With one split it writes `out`; with several,
 // each split's normalized output and its log2-sum-exp go to the partials, for the combine.
 template <class T>
