@@ -338,35 +338,64 @@ __global__ void __launch_bounds__(decode::kThreads)
 }
 
 // The splits of one (sequence, query head) combined: each split's output weighted by
-// 2^(its lse - the largest), a thread per dimension. A sequence with no keys gives zeros.
+// 2^(its lse - the largest). A row of head_dim floats is read as float4s by head_dim / 4
+// lanes, and the block's lane groups take every kCombineGroups-th split each, so that all of
+// a thread's loads are in flight at once; the groups' sums meet in shared memory. A sequence
+// with no keys gives zeros.
 template <typename T>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kreg::contracts::decode_attention::kCombineThreads)
     decode_attention_combine(const float* __restrict__ partial_out,
                              const float* __restrict__ partial_lse, T* __restrict__ out,
                              unsigned splits) {
   KREG_SIGNATURE(decode_attention_combine<T>, kreg::contracts::decode_attention::DecodeCombine<T>);
   using namespace kreg;
+  constexpr unsigned kThreads = kreg::contracts::decode_attention::kCombineThreads;
+  constexpr unsigned kLanes = head_dim / 4;
+  constexpr unsigned kGroups = kThreads / kLanes;
   __shared__ float weights[kreg::contracts::decode_attention::kMaxSplits];
   __shared__ float scratch[32];
+  __shared__ float4 sums[kGroups][kLanes];
   const unsigned long long row =
       static_cast<unsigned long long>(blockIdx.y) * gridDim.x + blockIdx.x;
   const float* lse = partial_lse + row * splits;
   float top = negative_infinity();
-  for (unsigned s = threadIdx.x; s < splits; s += blockDim.x) top = fmaxf(top, lse[s]);
+  for (unsigned s = threadIdx.x; s < splits; s += kThreads) top = fmaxf(top, lse[s]);
   top = block_max(top, scratch);
   const float ref = top == negative_infinity() ? 0.0f : top;
   float sum = 0.0f;
-  for (unsigned s = threadIdx.x; s < splits; s += blockDim.x) {
+  for (unsigned s = threadIdx.x; s < splits; s += kThreads) {
     weights[s] = exp2f(lse[s] - ref);
     sum += weights[s];
   }
   const float total = block_sum(sum, scratch);  // its barrier also publishes the weights
-  // The splits' loads are independent: unrolled, several are in flight at once.
-  const float* parts = partial_out + row * splits * head_dim + threadIdx.x;
-  float o = 0.0f;
+  const unsigned lane = threadIdx.x % kLanes;
+  const unsigned group = threadIdx.x / kLanes;
+  const float4* parts = reinterpret_cast<const float4*>(partial_out + row * splits * head_dim);
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 8
-  for (unsigned s = 0; s < splits; ++s) {
-    o = fmaf(weights[s], parts[static_cast<unsigned long long>(s) * head_dim], o);
+  for (unsigned s = group; s < splits; s += kGroups) {
+    const float4 v = parts[static_cast<unsigned long long>(s) * kLanes + lane];
+    const float w = weights[s];
+    acc.x = fmaf(w, v.x, acc.x);
+    acc.y = fmaf(w, v.y, acc.y);
+    acc.z = fmaf(w, v.z, acc.z);
+    acc.w = fmaf(w, v.w, acc.w);
   }
-  out[row * head_dim + threadIdx.x] = from_float<T>(total > 0.0f ? o / total : 0.0f);
+  sums[group][lane] = acc;
+  __syncthreads();
+  if (group != 0) return;
+#pragma unroll
+  for (unsigned j = 1; j < kGroups; ++j) {
+    const float4 v = sums[j][lane];
+    acc.x += v.x;
+    acc.y += v.y;
+    acc.z += v.z;
+    acc.w += v.w;
+  }
+  const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+  T* o = out + row * head_dim + lane * 4;
+  o[0] = from_float<T>(acc.x * inverse);
+  o[1] = from_float<T>(acc.y * inverse);
+  o[2] = from_float<T>(acc.z * inverse);
+  o[3] = from_float<T>(acc.w * inverse);
 }

@@ -519,8 +519,7 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
                                 {Shape{batch, q_heads, splits}, Dtype::Float32}});
   auto combine = std::make_shared<KernelCall>(
       std::string("decode_attention_combine_") + type, constants,
-      Dim3{static_cast<unsigned>(q_heads), static_cast<unsigned>(batch)},
-      Dim3{static_cast<unsigned>(head_dim)});
+      Dim3{static_cast<unsigned>(q_heads), static_cast<unsigned>(batch)}, Dim3{c::kCombineThreads});
   combine->arguments<c::DecodeCombine<Element>>(partials[0], partials[1], Out{0},
                                                 static_cast<unsigned>(splits));
   return KernelCall::launch(combine, {{q.shape(), q.dtype()}})[0];

@@ -28,7 +28,10 @@ using DecodeAttention = void(const T* q, const T* k_cache, const T* v_cache, con
                              unsigned kv_heads, unsigned page_size, unsigned table_stride,
                              unsigned split_tokens, float scale, float soft_cap, int window_left);
 
-// One block per (query head, sequence), a thread per dimension.
+// Threads of a block of the combine.
+inline constexpr unsigned kCombineThreads = 256;
+
+// One block of kCombineThreads per (query head, sequence).
 template <class T>
 using DecodeCombine = void(const float* partial_out, const float* partial_lse, T* out,
                            unsigned splits);
