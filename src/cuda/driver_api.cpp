@@ -121,6 +121,7 @@ Loaded load() {
   KREG_RESOLVE(cuPointerGetAttribute);
   KREG_RESOLVE(cuKernelSetAttribute);
   KREG_RESOLVE(cuKernelGetFunction);
+  KREG_RESOLVE(cuTensorMapEncodeTiled);
 #undef KREG_RESOLVE
   if (!ok) return loaded;
   resolve(get, want, "cuKernelGetParamInfo", a.cuKernelGetParamInfo, false, loaded.why);

@@ -58,6 +58,7 @@ struct DriverApi {
   decltype(&::cuPointerGetAttribute) cuPointerGetAttribute = nullptr;
   decltype(&::cuKernelSetAttribute) cuKernelSetAttribute = nullptr;
   decltype(&::cuKernelGetFunction) cuKernelGetFunction = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   int version = 0;  // cuDriverGetVersion, e.g. 13000
 };
 

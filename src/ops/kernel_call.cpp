@@ -4,6 +4,8 @@
 
 #include "array/launch_support.hpp"
 #include "cuda/capture.hpp"
+#include "cuda/launch_limits.hpp"
+#include "cuda/tensor_map.hpp"
 
 namespace kreg::ops {
 
@@ -16,9 +18,21 @@ void KernelCall::pointer(const Pointer& p) {
     arg.kind = Arg::Kind::Input;
     arg.index = inputs.size();
     inputs.push_back(*p.input_);
+    row_major_.push_back(p.row_major_);
   } else {
     arg.kind = Arg::Kind::Null;
   }
+  args_.push_back(arg);
+}
+
+void KernelCall::map(const TensorMapOf& m) {
+  Arg arg;
+  arg.kind = Arg::Kind::Map;
+  arg.index = maps_.size();
+  maps_.push_back(Map{inputs.size(), m.input->dtype(), m});
+  maps_.back().geometry.input = nullptr;  // the array is kept in `inputs`
+  inputs.push_back(*m.input);
+  row_major_.push_back(m.row_major);
   args_.push_back(arg);
 }
 
@@ -57,8 +71,9 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
   if (kernel != nullptr) {
     std::vector<const array::ArrayNode*> nodes;
     nodes.reserve(inputs.size());
-    for (const Array& input : inputs)
-      nodes.push_back(&launch.input(array::ArrayAccess::node(input), true));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      nodes.push_back(&launch.input(array::ArrayAccess::node(inputs[i]), row_major_[i]));
+    }
     array::Parameters& params = launch.parameters();
     for (const Arg& arg : args_) {
       switch (arg.kind) {
@@ -66,11 +81,30 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
         case Arg::Kind::Output: params.add(launch.output_buffer(arg.index).address()); break;
         case Arg::Kind::Null: params.add(std::uint64_t{0}); break;
         case Arg::Kind::Value: params.add(arg.bytes, arg.size, arg.size); break;
+        case Arg::Kind::Map: {
+          const Map& m = maps_[arg.index];
+          cuda::TensorMap2d map;
+          map.address = array::element_address(*nodes[m.input]);
+          map.element_bytes = static_cast<unsigned>(size_of(m.dtype));
+          map.bfloat16 = m.dtype == Dtype::BFloat16;
+          map.inner = m.geometry.inner;
+          map.outer = m.geometry.outer;
+          map.row_bytes = m.geometry.row * map.element_bytes;
+          map.box_inner = m.geometry.box_inner;
+          map.box_outer = m.geometry.box_outer;
+          contracts::TensorMap encoded;
+          cuda::encode_tensor_map(map, &encoded);
+          params.add(&encoded, sizeof(encoded), alignof(contracts::TensorMap));
+          break;
+        }
       }
+    }
+    if (shared_bytes_ > std::size_t{48} * 1024) {
+      cuda::allow_dynamic_shared_memory(kernel->native_handle(), shared_bytes_, device);
     }
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
-    launch.launch(*kernel, grid_, block_, 0, sizes_, count_);
+    launch.launch(*kernel, grid_, block_, shared_bytes_, sizes_, count_);
   }
   launch.publish(live);
 }

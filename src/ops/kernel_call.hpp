@@ -10,6 +10,7 @@
 
 #include <kreg/array.hpp>
 #include <kreg/constants.hpp>
+#include <kreg/contracts/tensor_map.cuh>
 #include <kreg/registry.hpp>
 #include <kreg/types.hpp>
 
@@ -62,6 +63,29 @@ class KernelCall final : public array::Primitive {
     friend class KernelCall;
     const Array* input_ = nullptr;
     std::optional<std::size_t> output_;
+    bool row_major_ = true;
+  };
+
+  // An input passed with the strides it has (a transposed view, say) rather than as a
+  // row-major copy: the op has read its strides and passes what the kernel needs of them.
+  static Pointer as_is(const Array& input) {
+    Pointer p(input);
+    p.row_major_ = false;
+    return p;
+  }
+
+  // An argument for a contracts::TensorMap parameter: a 2-D tensor map over an input (as it
+  // is, or a row-major copy, with element (0, 0) at its address), encoded when the call runs,
+  // once that address is known. `row` is in elements; the box is in elements along the
+  // contiguous dimension and in rows.
+  struct TensorMapOf {
+    const Array* input = nullptr;
+    bool row_major = false;
+    std::uint64_t inner = 0;
+    std::uint64_t outer = 0;
+    std::uint64_t row = 0;
+    unsigned box_inner = 0;
+    unsigned box_outer = 0;
   };
 
   // Where and how: the built-in entry, its constants, the geometry.
@@ -84,6 +108,9 @@ class KernelCall final : public array::Primitive {
     count_ = Contract<Signature>::count;
   }
 
+  // Dynamic shared memory for the launch; above 48 KiB the kernel is let use it first.
+  void shared_bytes(std::size_t bytes) { shared_bytes_ = bytes; }
+
   // The pending outputs, on the current stream. Throws InvalidArgument under a CPU scope or
   // for an input on another GPU.
   static std::vector<Array> launch(const std::shared_ptr<KernelCall>& call,
@@ -98,8 +125,8 @@ class KernelCall final : public array::Primitive {
 
  private:
   struct Arg {
-    enum class Kind { Input, Output, Null, Value } kind = Kind::Value;
-    std::size_t index = 0;  // of the input or output
+    enum class Kind { Input, Output, Null, Value, Map } kind = Kind::Value;
+    std::size_t index = 0;  // of the input, output or map
     unsigned char bytes[8] = {};
     std::size_t size = 0;
   };
@@ -111,7 +138,10 @@ class KernelCall final : public array::Primitive {
 
   template <class P, class A>
   void add(const A& arg) {
-    if constexpr (std::is_pointer_v<P>) {
+    if constexpr (std::is_same_v<P, contracts::TensorMap>) {
+      static_assert(std::is_same_v<A, TensorMapOf>, "a tensor-map parameter takes a TensorMapOf");
+      map(arg);
+    } else if constexpr (std::is_pointer_v<P>) {
       static_assert(std::is_convertible_v<const A&, Pointer>,
                     "a pointer parameter takes an Array, an Output or nullptr");
       pointer(Pointer(arg));
@@ -127,6 +157,13 @@ class KernelCall final : public array::Primitive {
   }
 
   void pointer(const Pointer& p);
+  void map(const TensorMapOf& m);
+
+  struct Map {
+    std::size_t input = 0;
+    Dtype dtype = Dtype::Float16;
+    TensorMapOf geometry;
+  };
 
   std::string entry_;
   // The name that reaches the built-in even where a user's kernel took `entry_`, built once
@@ -136,6 +173,9 @@ class KernelCall final : public array::Primitive {
   Dim3 grid_;
   Dim3 block_;
   std::vector<Arg> args_;
+  std::vector<bool> row_major_;  // by input
+  std::vector<Map> maps_;
+  std::size_t shared_bytes_ = 0;
   const std::size_t* sizes_ = nullptr;  // the contract's, static
   std::size_t count_ = 0;
   std::vector<std::pair<std::int64_t, Dtype>> output_specs_;
