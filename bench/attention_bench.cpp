@@ -13,7 +13,7 @@
 
 #include <cuda.h>
 
-#include "bench_support.hpp"
+#include "call_timing.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,76 +27,11 @@ namespace {
 
 using kreg::Array;
 using kreg::Dtype;
+using kreg::bench::kRuns;
+using kreg::bench::median_ms;
+using kreg::bench::random_array;
 using kreg::bench::require;
-
-constexpr int kRuns = 20;
-
-// Median over 5 repetitions of `launch` (which issues kRuns calls) on `stream`, per call, ms.
-double median_ms(CUstream stream, const std::function<void()>& launch) {
-  CUevent start = nullptr;
-  CUevent stop = nullptr;
-  require(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  require(cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  std::vector<double> times;
-  for (int rep = 0; rep < 5; ++rep) {
-    require(cuEventRecord(start, stream), "cuEventRecord");
-    launch();
-    require(cuEventRecord(stop, stream), "cuEventRecord");
-    require(cuEventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    require(cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    times.push_back(ms / kRuns);
-  }
-  cuEventDestroy(start);
-  cuEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-// Eager and graph-replayed times of `call` on the current stream (kreg's), in ms.
-std::pair<double, double> time_call(const kreg::Stream& kstream,
-                                    const std::function<void()>& call) {
-  auto stream = static_cast<CUstream>(kstream.native().native);
-  call();  // compile or load, first allocations
-  kstream.synchronize();
-  const double eager = median_ms(stream, [&] {
-    for (int i = 0; i < kRuns; ++i) call();
-  });
-  kstream.synchronize();
-  require(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture");
-  for (int i = 0; i < kRuns; ++i) call();
-  CUgraph graph = nullptr;
-  require(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
-  CUgraphExec exec = nullptr;
-  require(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
-  require(cuGraphLaunch(exec, stream), "cuGraphLaunch");  // warm
-  require(cuStreamSynchronize(stream), "cuStreamSynchronize");
-  const double replayed =
-      median_ms(stream, [&] { require(cuGraphLaunch(exec, stream), "cuGraphLaunch"); });
-  cuGraphExecDestroy(exec);
-  cuGraphDestroy(graph);
-  return {eager, replayed};
-}
-
-// Uniform values in [-1, 1) from a hash of each index (see ops_bench.cpp).
-Array random_array(kreg::Shape shape, int salt) {
-  static const kreg::CustomKernel fill("attention_bench_uniform", {}, {"out"}, R"(
-    uint i = thread_position_in_grid.x;
-    uint h = (i ^ (uint)salt * 0x9e3779b9u) * 2654435761u;
-    h ^= h >> 16;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    out[i] = bfloat16_t((float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
-  )");
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  kreg::ApplyOptions options;
-  options.template_args = {{"salt", salt}};
-  auto out = fill.apply({}, {{std::move(shape), Dtype::BFloat16}},
-                        kreg::Dim3{static_cast<unsigned>(n)}, kreg::Dim3{256}, options);
-  out[0].eval();
-  return out[0];
-}
+using kreg::bench::time_call;
 
 }  // namespace
 

@@ -79,6 +79,37 @@ Array argmax(const Array& x);
 /// cols elements; y is float32 of rows elements, accumulated in float.
 Array gemv(const Array& w, const Array& x);
 
+/// What matmul applies to each element of a b + bias before it is stored.
+enum class Epilogue {
+  None,
+  Gelu,      ///< x * Phi(x), with the error function
+  GeluTanh,  ///< GELU's tanh approximation
+  Silu,      ///< x * sigmoid(x)
+  SiluGate,  ///< silu(x) * other: the gate of a SwiGLU MLP, with other the up projection
+  Residual,  ///< x + other
+};
+
+/// What matmul computes beyond a b.
+struct MatmulOptions {
+  /// Added to every row: n elements in a's dtype.
+  std::optional<Array> bias;
+  Epilogue epilogue = Epilogue::None;
+  /// For SiluGate and Residual: the result's shape, in a's dtype.
+  std::optional<Array> other;
+  /// The result's dtype: a's (unset) or Float32.
+  std::optional<Dtype> out_dtype;
+};
+
+/// a b on tensor cores (sm_80 and newer), float16 or bfloat16 in, float accumulators:
+///   a  [..., m, k]   b  [k, n]   result  [..., n], in a's dtype unless options say Float32.
+/// Either operand may be a transposed view (`w.transpose()` of a linear layer's [n, k]
+/// weight, say), read in place: b's rows or its columns, and a 2-D a's rows or columns, may be
+/// the contiguous ones; other strides are copied to row-major first. On sm_90 (wgmma, the copy
+/// engine) the rows an operand is read along must start on 16 bytes (k, or m or n, a multiple
+/// of 8); with m at most 16 and b read along k, a kernel that reads each element of b once
+/// serves decode. Other shapes take a slower kernel that takes any strides.
+Array matmul(const Array& a, const Array& b, const MatmulOptions& options = {});
+
 /// What attention computes beyond softmax(q k^T * scale) v.
 struct AttentionOptions {
   /// Multiplies q k^T; unset: 1 / sqrt(head_dim).

@@ -11,6 +11,8 @@
 #include <kreg/ops.hpp>
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace kreg::python {
@@ -40,6 +42,20 @@ nb::object run(nb::handle first, nb::handle stream, Op&& op) {
 std::optional<Array> optional_input(const CallScope& scope, nb::handle value, const char* what) {
   if (value.is_none()) return std::nullopt;
   return scope.input(value, what);
+}
+
+// ops.matmul's epilogue by name.
+kreg::ops::Epilogue epilogue_named(std::string_view name) {
+  using kreg::ops::Epilogue;
+  for (const auto& [known, e] :
+       {std::pair{"none", Epilogue::None}, std::pair{"gelu", Epilogue::Gelu},
+        std::pair{"gelu_tanh", Epilogue::GeluTanh}, std::pair{"silu", Epilogue::Silu},
+        std::pair{"silu_gate", Epilogue::SiluGate}, std::pair{"residual", Epilogue::Residual}}) {
+    if (name == known) return e;
+  }
+  throw kreg::Error(kreg::ErrorCode::InvalidArgument,
+                    "ops::matmul: unknown epilogue '" + std::string(name) +
+                        "' (none, gelu, gelu_tanh, silu, silu_gate, residual)");
 }
 
 using Binary = Array (*)(const Array&, const Array&);
@@ -169,6 +185,27 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("tanh_approximation") = false, nb::kw_only(),
       nb::arg("stream") = nb::none(), "GELU, exact (erf) or with the tanh approximation.");
+  ops.def(
+      "matmul",
+      [](nb::handle a, nb::handle b, nb::handle bias, std::string_view epilogue, nb::handle other,
+         nb::handle out_dtype, nb::handle stream) {
+        kreg::ops::MatmulOptions options;
+        if (!out_dtype.is_none()) options.out_dtype = to_dtype(out_dtype, "matmul");
+        options.epilogue = epilogue_named(epilogue);
+        return run(a, stream, [&](const CallScope& c) {
+          options.bias = optional_input(c, bias, "bias");
+          options.other = optional_input(c, other, "other");
+          return kreg::ops::matmul(c.input(a, "a"), c.input(b, "b"), options);
+        });
+      },
+      nb::arg("a"), nb::arg("b"), nb::kw_only(), nb::arg("bias") = nb::none(),
+      nb::arg("epilogue") = "none", nb::arg("other") = nb::none(),
+      nb::arg("out_dtype") = nb::none(), nb::arg("stream") = nb::none(),
+      "a @ b on tensor cores: a [..., m, k] and b [k, n], float16 or bfloat16 (a transposed "
+      "view, such as a linear layer's weight.t(), is read in place). bias: [n]; epilogue: "
+      "'none', 'gelu', 'gelu_tanh', 'silu', 'silu_gate' (silu(x) * other) or 'residual' "
+      "(x + other), with other of the result's shape; out_dtype: a's dtype or float32. Returns "
+      "[..., n].");
   ops.def(
       "attention",
       [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,

@@ -241,3 +241,35 @@ def test_kv_append(torch, dtype_name):
         kreg.ops.kv_append(k_cache.cpu(), v_cache, k, v, slots)
     with pytest.raises(kreg.InvalidArgument, match="row-major"):
         kreg.ops.kv_append(k_cache.transpose(0, 1), v_cache.transpose(0, 1), k, v, slots)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_matmul(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(11)
+
+    def rand(*shape):
+        return (torch.rand(*shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+
+    def rel(got, want):
+        got, want = ref(got), want
+        return np.linalg.norm(got - want) / np.linalg.norm(want)
+
+    tol = 1e-3 if dtype_name == "float16" else 6e-3
+    x = rand(2, 5, 256)  # decode-sized rows with leading dimensions
+    w = rand(384, 256)  # a linear layer's weight, read as its transpose in place
+    bias = rand(384)
+    y = kreg.ops.matmul(x, w.t(), bias=bias)
+    assert y.shape == (2, 5, 384) and y.dtype == dtype
+    assert rel(y, ref(x) @ ref(w).T + ref(bias)) < tol
+    a = rand(300, 192)
+    b = rand(192, 136)
+    up = rand(300, 136)
+    gated = kreg.ops.matmul(a, b, epilogue="silu_gate", other=up, out_dtype=torch.float32)
+    assert gated.dtype == torch.float32
+    s = ref(a) @ ref(b)
+    assert rel(gated, s / (1 + np.exp(-s)) * ref(up)) < 1e-4
+    with pytest.raises(kreg.InvalidArgument, match="unknown epilogue"):
+        kreg.ops.matmul(a, b, epilogue="relu")
+    with pytest.raises(kreg.InvalidArgument, match="do not chain"):
+        kreg.ops.matmul(a, up)

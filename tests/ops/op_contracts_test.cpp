@@ -7,6 +7,7 @@
 #include <kreg/contracts/decode_attention.cuh>
 #include <kreg/contracts/kv_append.cuh>
 #include <kreg/contracts/layer_norm.cuh>
+#include <kreg/contracts/matmul.cuh>
 #include <kreg/contracts/rms_norm.cuh>
 #include <kreg/contracts/rope.cuh>
 
@@ -43,6 +44,16 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kRope), "rotated");
   EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kNeox), "neox");
   EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kWideSlots), "wide_slots");
+  namespace mm = contracts::matmul;
+  for (const char* source : {"matmul", "matmul_skinny"}) {
+    EXPECT_EQ(constant_at(reg, source, mm::kBias), "has_bias") << source;
+    EXPECT_EQ(constant_at(reg, source, mm::kFloatOut), "float_out") << source;
+    EXPECT_EQ(constant_at(reg, source, mm::kEpilogue), "epilogue") << source;
+  }
+  EXPECT_EQ(constant_at(reg, "matmul", mm::kAMajorM), "a_major_m");
+  EXPECT_EQ(constant_at(reg, "matmul", mm::kBMajorN), "b_major_n");
+  EXPECT_EQ(constant_at(reg, "matmul", mm::kTileN), "tile_n");
+  EXPECT_EQ(constant_at(reg, "matmul_skinny", mm::kSkinnyCols), "skinny_cols");
 }
 
 TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {
@@ -78,7 +89,8 @@ TEST(OpContracts, BuiltinsCompileAgainstTheirContracts) {
   for (const char* entry :
        {"rms_norm_bf16", "layer_norm_f16", "softmax_f32", "rope_f32", "add_f16", "scale_bf16",
         "cast_f32_bf16", "gelu_f32", "swiglu_f16", "embedding_f16_i64", "gemv_bf16", "row_max_f16",
-        "argmax_f32", "transpose_2", "kv_append_bf16"}) {
+        "argmax_f32", "transpose_2", "kv_append_bf16", "matmul_tma_bf16", "matmul_tile_f16",
+        "matmul_skinny_bf16"}) {
     EXPECT_NO_THROW(reg.compile(entry)) << entry;
   }
 }

@@ -292,5 +292,34 @@ TEST(OpsChecks, KvAppend) {
       "even");
 }
 
+TEST(OpsChecks, Matmul) {
+  const Array a = bf16({4, 8});
+  const Array b = bf16({8, 6});
+  const auto refused = [](const std::function<void()>& call, const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::matmul")) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  refused([&] { ops::matmul(f32({4, 8}), f32({8, 6})); }, "float32");
+  refused([&] { ops::matmul(a, f32({8, 6})); }, "b is float32 but a is bfloat16");
+  refused([&] { ops::matmul(bf16({8}), b); }, "at least 2-D");
+  refused([&] { ops::matmul(a, bf16({2, 8, 6})); }, "2-D");
+  refused([&] { ops::matmul(a, bf16({6, 8})); }, "do not chain");
+  ops::MatmulOptions options;
+  options.bias = bf16({8});
+  refused([&] { ops::matmul(a, b, options); }, "bias must be 6 elements");
+  options.bias.reset();
+  options.epilogue = ops::Epilogue::Residual;
+  refused([&] { ops::matmul(a, b, options); }, "needs other");
+  options.other = bf16({4, 5});
+  refused([&] { ops::matmul(a, b, options); }, "other must be [4, 6]");
+  options.epilogue = ops::Epilogue::Gelu;
+  options.other = bf16({4, 6});
+  refused([&] { ops::matmul(a, b, options); }, "does not read it");
+  options.other.reset();
+  options.out_dtype = Dtype::Float16;
+  refused([&] { ops::matmul(a, b, options); }, "out_dtype");
+}
+
 }  // namespace
 }  // namespace kreg

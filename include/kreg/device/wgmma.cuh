@@ -198,4 +198,47 @@ struct Wgmma<256, TransposeB> {
   KREG_WGMMA_RUN(256, half, "f16")
 };
 
+/// d (+)= a b for one m64nNk16 tile with both operands in shared memory, N of 128 or 256.
+/// `TransposeA` 1 reads A as MN-major (M contiguous), 0 as K-major; `TransposeB` as for Wgmma.
+template <int N, int TransposeA, int TransposeB>
+struct WgmmaShared;
+
+// As KREG_WGMMA_RUN, with A's descriptor in place of its registers: the accumulators, then
+// A's and B's descriptors, whether to accumulate and the two transpose flags.
+#define KREG_WGMMA_SS_RUN(N, TYPE, PTX)                                                       \
+  __device__ static void run(float(&d)[N / 8][4], unsigned long long a, unsigned long long b, \
+                             bool accumulate, TYPE /*type*/) {                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" KREG_WGMMA_SS_AT(N, 2) ", 0;\n"      \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX "." PTX " {"         \
+                 KREG_WGMMA_D##N "}, %" KREG_WGMMA_SS_AT(N, 0) ", %" KREG_WGMMA_SS_AT(N, 1) \
+                 ", p, 1, 1, %" KREG_WGMMA_SS_AT(N, 3) ", %" KREG_WGMMA_SS_AT(N, 4) ";\n}"  \
+                 : KREG_WGMMA_OUT##N                                                        \
+                 : "l"(a), "l"(b), "r"(accumulate ? 1 : 0), "n"(TransposeA),                \
+                   "n"(TransposeB));  \
+  }
+
+#define KREG_WGMMA_SS_AT_128_0 "64"
+#define KREG_WGMMA_SS_AT_128_1 "65"
+#define KREG_WGMMA_SS_AT_128_2 "66"
+#define KREG_WGMMA_SS_AT_128_3 "67"
+#define KREG_WGMMA_SS_AT_128_4 "68"
+#define KREG_WGMMA_SS_AT_256_0 "128"
+#define KREG_WGMMA_SS_AT_256_1 "129"
+#define KREG_WGMMA_SS_AT_256_2 "130"
+#define KREG_WGMMA_SS_AT_256_3 "131"
+#define KREG_WGMMA_SS_AT_256_4 "132"
+#define KREG_WGMMA_SS_AT(N, k) KREG_WGMMA_SS_AT_##N##_##k
+
+template <int TransposeA, int TransposeB>
+struct WgmmaShared<128, TransposeA, TransposeB> {
+  KREG_WGMMA_SS_RUN(128, bfloat16, "bf16")
+  KREG_WGMMA_SS_RUN(128, half, "f16")
+};
+
+template <int TransposeA, int TransposeB>
+struct WgmmaShared<256, TransposeA, TransposeB> {
+  KREG_WGMMA_SS_RUN(256, bfloat16, "bf16")
+  KREG_WGMMA_SS_RUN(256, half, "f16")
+};
+
 }  // namespace kreg

@@ -1,0 +1,81 @@
+// Dense matmul, bfloat16 (ops::matmul): the large products of a transformer layer, and the
+// decode shapes (1 to 16 rows against a weight), whose floor is reading the weight once: the
+// time of one call, its TFLOP/s (2 m n k) and the bandwidth it reads the weight at, against a
+// device-to-device copy measured in the same run. The weight is [n, k], as linear layers keep
+// it, passed as its transpose (K-major), or [k, n] (N-major).
+//
+//   kreg_matmul_bench
+//
+// "eager" and "graph" are timed as in attention_bench.cpp; bench/matmul_torch.py times
+// torch.matmul (cuBLAS) on the same shapes.
+#include <kreg/kreg.hpp>
+
+#include "call_timing.hpp"
+
+#include <cstdio>
+
+namespace {
+
+using kreg::Array;
+using kreg::bench::kRuns;
+using kreg::bench::median_ms;
+using kreg::bench::random_array;
+using kreg::bench::require;
+using kreg::bench::time_call;
+
+}  // namespace
+
+int main() {
+  try {
+    kreg::bench::start_driver();
+    const kreg::Stream stream(0);
+    const kreg::StreamScope scope(stream);
+    {
+      constexpr std::size_t bytes = std::size_t{1} << 30;
+      CUdeviceptr a = 0;
+      CUdeviceptr b = 0;
+      require(cuMemAlloc(&a, bytes), "cuMemAlloc");
+      require(cuMemAlloc(&b, bytes), "cuMemAlloc");
+      auto native = static_cast<CUstream>(stream.native().native);
+      require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
+      require(cuStreamSynchronize(native), "cuStreamSynchronize");
+      const double ms = median_ms(native, [&] {
+        for (int i = 0; i < kRuns; ++i) require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
+      });
+      std::printf("%-44s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", ms * 1e3,
+                  2.0 * bytes / (ms * 1e-3) / 1e9);
+      cuMemFree(a);
+      cuMemFree(b);
+    }
+    std::printf("%-44s %10s %10s %9s %9s\n", "matmul bfloat16, m x n x k", "eager us", "graph us",
+                "TFLOP/s", "w GB/s");
+    struct Shape {
+      int m;
+      int n;
+      int k;
+      bool b_by_k;
+    };
+    int salt = 1;
+    for (const Shape& s :
+         {Shape{4096, 4096, 4096, true}, Shape{4096, 4096, 4096, false},
+          Shape{8192, 8192, 8192, true}, Shape{4096, 14336, 4096, true},
+          Shape{4096, 4096, 14336, true}, Shape{1, 4096, 4096, true}, Shape{16, 4096, 4096, true},
+          Shape{16, 14336, 4096, true}, Shape{16, 4096, 14336, true}}) {
+      const Array a = random_array({s.m, s.k}, salt++);
+      const Array w = s.b_by_k ? random_array({s.n, s.k}, salt++).transpose()
+                               : random_array({s.k, s.n}, salt++);
+      const auto [eager, graph] = time_call(stream, [&] { kreg::ops::matmul(a, w).eval(); });
+      const double flops = 2.0 * s.m * s.n * s.k;
+      const double weight = 2.0 * s.n * s.k;
+      char name[96];
+      std::snprintf(name, sizeof name, "%d x %d x %d, weight %s", s.m, s.n, s.k,
+                    s.b_by_k ? "[n, k]^T" : "[k, n]");
+      std::printf("%-44s %10.1f %10.1f %9.1f %9.0f\n", name, eager * 1e3, graph * 1e3,
+                  flops / (graph * 1e-3) / 1e12, weight / (graph * 1e-3) / 1e9);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kreg_matmul_bench: %s\n", e.what());
+    return 1;
+  }
+}
