@@ -110,6 +110,37 @@ struct MatmulOptions {
 /// serves decode. Other shapes take a slower kernel that takes any strides.
 Array matmul(const Array& a, const Array& b, const MatmulOptions& options = {});
 
+/// A weight matrix w [n, k] in MLX's affine format (`mx.quantize`, mode "affine"): each row
+/// cut into groups of `group_size` consecutive elements, a group keeping a scale and a bias in
+/// w's dtype and each element an unsigned code q of `bits` bits, w ~ scale * q + bias.
+///   weight  [n, k * bits / 32] uint32: the codes packed from the low bits up, 32 / bits a
+///           word, element j of a word in bits [j * bits, (j + 1) * bits)
+///   scales, biases  [n, k / group_size], w's dtype
+/// Arrays made by MLX (its `w_q, scales, biases`) can be used as they are.
+struct QuantizedWeight {
+  Array weight;
+  Array scales;
+  Array biases;
+  int group_size = 64;  ///< 32, 64 or 128
+  int bits = 4;         ///< 4 or 8
+};
+
+/// w [n, k] (float32, float16 or bfloat16, k a multiple of group_size) in the affine format,
+/// by mx.quantize's rule: a group's extreme of larger magnitude and zero get exact codes.
+QuantizedWeight quantize(const Array& w, int group_size = 64, int bits = 4);
+
+/// The [n, k] matrix a QuantizedWeight stands for, scale * q + bias rounded once.
+Array dequantize(const QuantizedWeight& w);
+
+/// x w^T, as mx.quantized_matmul (transpose=True) computes it: x [..., m, k] float16 or bfloat16
+/// (w's dtype), result [..., m, n] in x's dtype, float accumulators; `bias` (n elements) is a
+/// linear layer's, added to every row. Up to 16 rows of x (decode) are served by a kernel
+/// that reads the codes, scales and biases once and decodes each weight in registers
+/// (scale * q + bias rounded once to x's dtype); more rows dequantize w into a temporary and
+/// take `matmul`.
+Array quantized_matmul(const Array& x, const QuantizedWeight& w,
+                       const std::optional<Array>& bias = std::nullopt);
+
 /// What attention computes beyond softmax(q k^T * scale) v.
 struct AttentionOptions {
   /// Multiplies q k^T; unset: 1 / sqrt(head_dim).

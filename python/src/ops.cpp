@@ -30,6 +30,13 @@ nb::object run(nb::handle first, nb::handle stream, Op&& op) {
       eval({result.first, result.second});
     }
     return nb::make_tuple(scope.output(result.first), scope.output(result.second));
+  } else if constexpr (std::is_same_v<decltype(result), kreg::ops::QuantizedWeight>) {
+    {
+      nb::gil_scoped_release release;
+      eval({result.weight, result.scales, result.biases});
+    }
+    return nb::make_tuple(scope.output(result.weight), scope.output(result.scales),
+                          scope.output(result.biases));
   } else {
     {
       nb::gil_scoped_release release;
@@ -206,6 +213,51 @@ void bind_ops(nb::module_& m) {
       "'none', 'gelu', 'gelu_tanh', 'silu', 'silu_gate' (silu(x) * other) or 'residual' "
       "(x + other), with other of the result's shape; out_dtype: a's dtype or float32. Returns "
       "[..., n].");
+  ops.def(
+      "quantize",
+      [](nb::handle w, int group_size, int bits, nb::handle stream) {
+        return run(w, stream, [&](const CallScope& c) {
+          return kreg::ops::quantize(c.input(w, "w"), group_size, bits);
+        });
+      },
+      nb::arg("w"), nb::arg("group_size") = 64, nb::arg("bits") = 4, nb::kw_only(),
+      nb::arg("stream") = nb::none(),
+      "MLX's affine quantization of w [n, k] (float32, float16 or bfloat16): returns (w_q, "
+      "scales, biases) as mx.quantize does, w_q [n, k * bits / 32] uint32 and scales and "
+      "biases [n, k / group_size] in w's dtype. group_size 32, 64 or 128; bits 4 or 8.");
+  ops.def(
+      "dequantize",
+      [](nb::handle w_q, nb::handle scales, nb::handle biases, int group_size, int bits,
+         nb::handle stream) {
+        return run(w_q, stream, [&](const CallScope& c) {
+          return kreg::ops::dequantize({c.input(w_q, "w_q"), c.input(scales, "scales"),
+                                        c.input(biases, "biases"), group_size, bits});
+        });
+      },
+      nb::arg("w_q"), nb::arg("scales"), nb::arg("biases"), nb::arg("group_size") = 64,
+      nb::arg("bits") = 4, nb::kw_only(), nb::arg("stream") = nb::none(),
+      "The [n, k] matrix that quantize's (w_q, scales, biases) stand for, in the scales' dtype.");
+  ops.def(
+      "quantized_matmul",
+      [](nb::handle x, nb::handle w_q, nb::handle scales, nb::handle biases, bool transpose,
+         int group_size, int bits, nb::handle bias, nb::handle stream) {
+        if (!transpose) {
+          throw kreg::Error(kreg::ErrorCode::InvalidArgument,
+                            "ops::quantized_matmul: only transpose=True (x @ w.T) is supported");
+        }
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::quantized_matmul(c.input(x, "x"),
+                                             {c.input(w_q, "w_q"), c.input(scales, "scales"),
+                                              c.input(biases, "biases"), group_size, bits},
+                                             optional_input(c, bias, "bias"));
+        });
+      },
+      nb::arg("x"), nb::arg("w_q"), nb::arg("scales"), nb::arg("biases"),
+      nb::arg("transpose") = true, nb::arg("group_size") = 64, nb::arg("bits") = 4, nb::kw_only(),
+      nb::arg("bias") = nb::none(), nb::arg("stream") = nb::none(),
+      "x @ w.T with w in MLX's affine format (quantize's w_q, scales, biases), as "
+      "mx.quantized_matmul computes it: x [..., m, k] in the scales' dtype (float16 or "
+      "bfloat16), result [..., m, n]; bias: a linear layer's [n].");
   ops.def(
       "attention",
       [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,

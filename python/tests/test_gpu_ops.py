@@ -273,3 +273,43 @@ def test_matmul(torch, dtype_name):
         kreg.ops.matmul(a, b, epilogue="relu")
     with pytest.raises(kreg.InvalidArgument, match="do not chain"):
         kreg.ops.matmul(a, up)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_quantized_matmul(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+
+    def rand(*shape):
+        return (torch.rand(*shape, device="cuda", generator=gen) * 2 - 1).to(dtype)
+
+    w = rand(320, 512)
+    for bits, group in ((4, 64), (8, 128), (4, 32)):
+        w_q, scales, biases = kreg.ops.quantize(w, group, bits)
+        assert w_q.dtype == torch.uint32 and w_q.shape == (320, 512 * bits // 32)
+        assert scales.shape == (320, 512 // group) and biases.dtype == dtype
+        # The codes, unpacked here as MLX packs them: element j of a word in bits j * bits up.
+        words = w_q.cpu().view(torch.int32).numpy().view(np.uint32).astype(np.uint64)
+        per = 32 // bits
+        codes = np.stack([(words >> (bits * j)) & ((1 << bits) - 1) for j in range(per)], -1)
+        codes = codes.reshape(320, 512).astype(np.float64)
+        s = np.repeat(ref(scales), group, axis=1)
+        b = np.repeat(ref(biases), group, axis=1)
+        decoded = ref(kreg.ops.dequantize(w_q, scales, biases, group, bits))
+        assert np.allclose(decoded, s * codes + b, rtol=1e-2, atol=1e-3)
+        # Half a step, or about one at a group's far extreme (zero's exact code may shrink
+        # it), plus the rounding of the scale (times up to 255) and the bias.
+        assert np.all(np.abs(decoded - ref(w)) <= np.abs(s) * 1.6 + 4e-3)
+        tol = 1e-3 if dtype_name == "float16" else 6e-3
+        for rows in (1, 16, 40):  # the decode kernel, then dequantize + matmul
+            x = rand(rows, 512)
+            bias = rand(320)
+            y = kreg.ops.quantized_matmul(x, w_q, scales, biases, group_size=group, bits=bits,
+                                          bias=bias)
+            assert y.shape == (rows, 320) and y.dtype == dtype
+            want = ref(x) @ decoded.T + ref(bias)
+            assert np.linalg.norm(ref(y) - want) / np.linalg.norm(want) < tol
+    with pytest.raises(kreg.InvalidArgument, match="transpose=True"):
+        kreg.ops.quantized_matmul(x, w_q, scales, biases, transpose=False)
+    with pytest.raises(kreg.InvalidArgument, match="bits must be 4 or 8"):
+        kreg.ops.quantize(w, 64, 3)

@@ -8,6 +8,7 @@
 #include <kreg/contracts/kv_append.cuh>
 #include <kreg/contracts/layer_norm.cuh>
 #include <kreg/contracts/matmul.cuh>
+#include <kreg/contracts/quantized.cuh>
 #include <kreg/contracts/rms_norm.cuh>
 #include <kreg/contracts/rope.cuh>
 
@@ -54,6 +55,14 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "matmul", mm::kBMajorN), "b_major_n");
   EXPECT_EQ(constant_at(reg, "matmul", mm::kTileN), "tile_n");
   EXPECT_EQ(constant_at(reg, "matmul_skinny", mm::kSkinnyCols), "skinny_cols");
+  namespace qc = contracts::quantized;
+  for (const char* source : {"quantize", "quantized_matmul"}) {
+    EXPECT_EQ(constant_at(reg, source, qc::kBits), "bits") << source;
+    EXPECT_EQ(constant_at(reg, source, qc::kGroup), "group") << source;
+  }
+  EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kCols), "block_cols");
+  EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kLinearBias), "has_bias");
+  EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kWideX), "wide_x");
 }
 
 TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {
@@ -86,11 +95,13 @@ extern "C" __global__ void unnamed(int* out) { *out = flag; }
 
 TEST(OpContracts, BuiltinsCompileAgainstTheirContracts) {
   Registry reg(test::sm90_options());
-  for (const char* entry :
-       {"rms_norm_bf16", "layer_norm_f16", "softmax_f32", "rope_f32", "add_f16", "scale_bf16",
-        "cast_f32_bf16", "gelu_f32", "swiglu_f16", "embedding_f16_i64", "gemv_bf16", "row_max_f16",
-        "argmax_f32", "transpose_2", "kv_append_bf16", "matmul_tma_bf16", "matmul_tile_f16",
-        "matmul_skinny_bf16"}) {
+  for (const char* entry : {"rms_norm_bf16",     "layer_norm_f16",  "softmax_f32",
+                            "rope_f32",          "add_f16",         "scale_bf16",
+                            "cast_f32_bf16",     "gelu_f32",        "swiglu_f16",
+                            "embedding_f16_i64", "gemv_bf16",       "row_max_f16",
+                            "argmax_f32",        "transpose_2",     "kv_append_bf16",
+                            "matmul_tma_bf16",   "matmul_tile_f16", "matmul_skinny_bf16",
+                            "quantize_f32",      "dequantize_bf16", "quantized_matmul_f16"}) {
     EXPECT_NO_THROW(reg.compile(entry)) << entry;
   }
 }

@@ -321,5 +321,53 @@ TEST(OpsChecks, Matmul) {
   refused([&] { ops::matmul(a, b, options); }, "out_dtype");
 }
 
+TEST(OpsChecks, Quantized) {
+  const auto refused = [](const std::function<void()>& call, const std::string& op,
+                          const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::" + op)) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  refused([] { ops::quantize(bf16({4, 64}), 64, 3); }, "quantize", "bits must be 4 or 8");
+  refused([] { ops::quantize(bf16({4, 64}), 16, 4); }, "quantize", "group_size must be 32");
+  refused([] { ops::quantize(bf16({4, 96}), 64, 4); }, "quantize", "multiple of group_size");
+  refused([] { ops::quantize(bf16({4, 2, 64}), 64, 4); }, "quantize", "2-D");
+  const auto words = [](Shape shape) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return Array::from_data(std::vector<std::uint32_t>(static_cast<std::size_t>(n)), shape);
+  };
+  // k = 128 in 4 bits: 16 words a row, 2 groups of 64.
+  const ops::QuantizedWeight w{words({6, 16}), bf16({6, 2}), bf16({6, 2}), 64, 4};
+  refused(
+      [&] {
+        ops::dequantize({bf16({6, 16}), w.scales, w.biases, 64, 4});
+      },
+      "dequantize", "2-D uint32");
+  refused(
+      [&] {
+        ops::dequantize({w.weight, bf16({6, 4}), w.biases, 64, 4});
+      },
+      "dequantize", "scales and biases of [6, 2]");
+  refused(
+      [&] {
+        ops::dequantize({w.weight, w.scales, f32({6, 2}), 64, 4});
+      },
+      "dequantize", "differ in dtype");
+  refused([&] { ops::quantized_matmul(bf16({2, 64}), w); }, "quantized_matmul", "end in k = 128");
+  refused([&] { ops::quantized_matmul(bf16({128}), w); }, "quantized_matmul", "at least 2-D");
+  refused([&] { ops::quantized_matmul(f32({2, 128}), w); }, "quantized_matmul", "float32");
+  refused(
+      [&] {
+        ops::quantized_matmul(Array::from_data(std::vector<half>(256), {2, 128}), w);
+      },
+      "quantized_matmul", "x is float16 but the weight's scales are bfloat16");
+  refused(
+      [&] {
+        ops::quantized_matmul(bf16({2, 128}), w, bf16({5}));
+      },
+      "quantized_matmul", "bias must be 6 elements");
+}
+
 }  // namespace
 }  // namespace kreg
