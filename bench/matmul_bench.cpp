@@ -1,8 +1,12 @@
 // Dense matmul, bfloat16 (ops::matmul): the large products of a transformer layer, and the
 // decode shapes (1 to 16 rows against a weight), whose floor is reading the weight once: the
 // time of one call, its TFLOP/s (2 m n k) and the bandwidth it reads the weight at, against a
-// device-to-device copy measured in the same run. The weight is [n, k], as linear layers keep
-// it, passed as its transpose (K-major), or [k, n] (N-major).
+// device-to-device copy measured in the same run. Then the decode shapes against weights in
+// MLX's affine format (ops::quantized_matmul, 4 and 8 bits), beside the bfloat16 product.
+// Decode shapes rotate through copies of their weights that together are far past L2, so that
+// each call reads its weight from memory, as a model's layers do. The
+// weight is [n, k], as linear layers keep it, passed as its transpose (K-major), or [k, n]
+// (N-major).
 //
 //   kreg_matmul_bench
 //
@@ -12,7 +16,10 @@
 
 #include "call_timing.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace {
 
@@ -22,6 +29,11 @@ using kreg::bench::median_ms;
 using kreg::bench::random_array;
 using kreg::bench::require;
 using kreg::bench::time_call;
+
+// Copies of a weight of `bytes` whose total is well past the 50 MB of L2.
+int copies_for(double bytes) {
+  return std::max(1, static_cast<int>(std::ceil(256e6 / bytes)));
+}
 
 }  // namespace
 
@@ -62,9 +74,18 @@ int main() {
           Shape{4096, 4096, 14336, true}, Shape{1, 4096, 4096, true}, Shape{16, 4096, 4096, true},
           Shape{16, 14336, 4096, true}, Shape{16, 4096, 14336, true}}) {
       const Array a = random_array({s.m, s.k}, salt++);
-      const Array w = s.b_by_k ? random_array({s.n, s.k}, salt++).transpose()
-                               : random_array({s.k, s.n}, salt++);
-      const auto [eager, graph] = time_call(stream, [&] { kreg::ops::matmul(a, w).eval(); });
+      // Decode shapes rotate through copies of the weight, so that none is in L2 (50 MB) when
+      // it is read, as in a model whose layers each have their own.
+      const int copies = s.m <= 16 ? copies_for(2.0 * s.n * s.k) : 1;
+      std::vector<Array> ws;
+      for (int c = 0; c < copies; ++c) {
+        ws.push_back(s.b_by_k ? random_array({s.n, s.k}, salt++).transpose()
+                              : random_array({s.k, s.n}, salt++));
+      }
+      kreg::eval(ws);
+      std::size_t turn = 0;
+      const auto [eager, graph] =
+          time_call(stream, [&] { kreg::ops::matmul(a, ws[turn++ % ws.size()]).eval(); });
       const double flops = 2.0 * s.m * s.n * s.k;
       const double weight = 2.0 * s.n * s.k;
       char name[96];
@@ -72,6 +93,40 @@ int main() {
                     s.b_by_k ? "[n, k]^T" : "[k, n]");
       std::printf("%-44s %10.1f %10.1f %9.1f %9.0f\n", name, eager * 1e3, graph * 1e3,
                   flops / (graph * 1e-3) / 1e12, weight / (graph * 1e-3) / 1e9);
+    }
+    // Affine-quantized weights (ops::quantized_matmul), against the bfloat16 product of the
+    // same shape: the bytes read are the codes, scales and biases.
+    std::printf("%-44s %10s %10s %9s %9s\n", "quantized_matmul bfloat16, m x n x k", "eager us",
+                "graph us", "GB/s", "vs bf16");
+    for (const int bits : {4, 8}) {
+      for (const Shape& s : {Shape{1, 4096, 4096, true}, Shape{16, 4096, 4096, true},
+                             Shape{1, 14336, 4096, true}, Shape{16, 14336, 4096, true},
+                             Shape{1, 4096, 14336, true}, Shape{16, 4096, 14336, true}}) {
+        constexpr int kGroup = 64;
+        const Array x = random_array({s.m, s.k}, salt++);
+        const double bytes = static_cast<double>(s.n) * s.k * bits / 8.0 +
+                             2.0 * 2.0 * static_cast<double>(s.n) * (s.k / kGroup);
+        std::vector<kreg::ops::QuantizedWeight> ws;
+        std::vector<Array> dense;
+        for (int c = 0; c < copies_for(2.0 * s.n * s.k); ++c) {
+          dense.push_back(random_array({s.n, s.k}, salt++));
+        }
+        for (int c = 0; c < copies_for(bytes); ++c) {
+          ws.push_back(kreg::ops::quantize(dense[c % dense.size()], kGroup, bits));
+          kreg::eval({ws.back().weight, ws.back().scales, ws.back().biases});
+        }
+        std::size_t turn = 0;
+        const auto [eager, graph] = time_call(
+            stream, [&] { kreg::ops::quantized_matmul(x, ws[turn++ % ws.size()]).eval(); });
+        const auto [bf_eager, bf_graph] = time_call(
+            stream, [&] { kreg::ops::matmul(x, dense[turn++ % dense.size()].transpose()).eval(); });
+        (void)bf_eager;
+        char name[96];
+        std::snprintf(name, sizeof name, "%d x %d x %d, %d bits, groups of %d", s.m, s.n, s.k, bits,
+                      kGroup);
+        std::printf("%-44s %10.1f %10.1f %9.0f %8.2fx\n", name, eager * 1e3, graph * 1e3,
+                    bytes / (graph * 1e-3) / 1e9, bf_graph / graph);
+      }
     }
     return 0;
   } catch (const std::exception& e) {
