@@ -136,10 +136,12 @@ Array quantized_matmul(const Array& x, const QuantizedWeight& w, const std::opti
   if (m > kIntMax || n > kIntMax || k > kIntMax) invalid(op, "m, n and k must each be below 2^31");
 
   // Many rows are compute-bound: the decoded matrix costs a pass over memory next to them.
-  // The decode kernel indexes the groups with ints.
+  // The decode kernel indexes the groups with ints, and reads a row of x and a group of w
+  // even for the lanes that have none: empty products take matmul's path too.
   const bool groups_fit = n * (k / w.group_size) <= kIntMax;
-  if (m > static_cast<std::int64_t>(qc::kRows) || !starts_on(x, 8) || !starts_on(w.weight, 4) ||
-      !groups_fit) {
+  const bool empty = m == 0 || n == 0 || k == 0;
+  if (empty || m > static_cast<std::int64_t>(qc::kRows) || !starts_on(x, 8) ||
+      !starts_on(w.weight, 4) || !groups_fit) {
     const Array dense = dequantize(w);
     MatmulOptions options;
     options.bias = bias;

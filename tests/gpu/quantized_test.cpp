@@ -205,6 +205,27 @@ TYPED_TEST(QuantizedGpu, ManyRowsAndMisalignedRowsTakeTheDequantizedPath) {
   }
 }
 
+TYPED_TEST(QuantizedGpu, EmptyProductsGiveEmptyResultsOrTheBias) {
+  using T = TypeParam;
+  const HostWeight<T> w = random_weight<T>(this->rng_, 24, 128, {64, 4});
+  const Array none =
+      ops::quantized_matmul(Array::from_data(std::vector<T>{}, {0, 128}), w.upload());
+  EXPECT_EQ(none.shape(), (Shape{0, 24}));
+  EXPECT_TRUE(none.to_vector<T>().empty());
+  // k = 0: the product is zero, and the bias is what remains.
+  const ops::QuantizedWeight empty_k{Array::from_data(std::vector<std::uint32_t>{}, {3, 0}),
+                                     Array::from_data(std::vector<T>{}, {3, 0}),
+                                     Array::from_data(std::vector<T>{}, {3, 0}), 64, 4};
+  const std::vector<T> bias = {T(1.0F), T(-2.0F), T(0.5F)};
+  const Array out = ops::quantized_matmul(Array::from_data(std::vector<T>{}, {2, 0}), empty_k,
+                                          Array::from_data(bias, {3}));
+  const std::vector<T> got = out.to_vector<T>();
+  ASSERT_EQ(got.size(), 6U);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(static_cast<float>(got[i]), static_cast<float>(bias[i % 3]));
+  }
+}
+
 TYPED_TEST(QuantizedGpu, QuantizeIsWithinHalfAStepWithZeroAndTheEdgeExact) {
   using T = TypeParam;
   for (const Format& f : formats()) {
