@@ -27,10 +27,7 @@ namespace {
 
 using kreg::Array;
 using kreg::Dtype;
-using kreg::bench::kRuns;
-using kreg::bench::median_ms;
 using kreg::bench::random_array;
-using kreg::bench::require;
 using kreg::bench::time_call;
 
 }  // namespace
@@ -40,24 +37,8 @@ int main() {
     kreg::bench::start_driver();
     const kreg::Stream stream(0);
     const kreg::StreamScope scope(stream);
-    double copy_gbps = 0;
-    {
-      constexpr std::size_t bytes = std::size_t{1} << 30;
-      CUdeviceptr a = 0;
-      CUdeviceptr b = 0;
-      require(cuMemAlloc(&a, bytes), "cuMemAlloc");
-      require(cuMemAlloc(&b, bytes), "cuMemAlloc");
-      auto native = static_cast<CUstream>(stream.native().native);
-      require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
-      require(cuStreamSynchronize(native), "cuStreamSynchronize");
-      const double ms = median_ms(native, [&] {
-        for (int i = 0; i < kRuns; ++i) require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
-      });
-      copy_gbps = 2.0 * bytes / (ms * 1e-3) / 1e9;
-      std::printf("%-40s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", ms * 1e3, copy_gbps);
-      cuMemFree(a);
-      cuMemFree(b);
-    }
+    const kreg::bench::CopyRoofline copy = kreg::bench::copy_roofline(stream);
+    std::printf("%-40s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", copy.us, copy.gbps);
     std::printf("%-40s %12s %12s %10s\n", "prefill bfloat16, 1 sequence", "eager us", "graph us",
                 "TFLOP/s");
     struct Prefill {
@@ -112,7 +93,7 @@ int main() {
       const std::string name =
           "batch " + std::to_string(batch) + " x " + std::to_string(tokens) + " tokens";
       std::printf("%-40s %12.1f %12.1f %10.0f %7.1f%%\n", name.c_str(), eager * 1e3, graph * 1e3,
-                  gbps, 100.0 * gbps / copy_gbps);
+                  gbps, 100.0 * gbps / copy.gbps);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -6,48 +6,11 @@ and V are contiguous [batch, kv_heads, tokens, 128], read with enable_gqa.
 
     python3 bench/attention_torch.py
 """
-import statistics
-
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-RUNS = 20
-
-
-def median_ms(launch):
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(5):
-        start.record()
-        launch()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / RUNS)
-    return statistics.median(times)
-
-
-def time_call(call):
-    call()
-    torch.cuda.synchronize()
-
-    def eager():
-        for _ in range(RUNS):
-            call()
-
-    eager_ms = median_ms(eager)
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        call()
-        with torch.cuda.graph(graph, stream=stream):
-            for _ in range(RUNS):
-                call()
-    torch.cuda.synchronize()
-    graph.replay()
-    torch.cuda.synchronize()
-    return eager_ms, median_ms(graph.replay)
+from torch_timing import RUNS, median_ms, time_call
 
 
 a = torch.empty(1 << 28, dtype=torch.float32, device="cuda")

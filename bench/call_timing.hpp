@@ -64,7 +64,31 @@ inline std::pair<double, double> time_call(const kreg::Stream& kstream,
   return {eager, replayed};
 }
 
-// Uniform values in [-1, 1) from a hash of each index .
+// A device-to-device copy of 1 GiB on `kstream`: the roofline the memory-bound benches compare
+// with. GB/s counts the bytes read and written.
+struct CopyRoofline {
+  double us = 0;
+  double gbps = 0;
+};
+
+inline CopyRoofline copy_roofline(const kreg::Stream& kstream) {
+  constexpr std::size_t bytes = std::size_t{1} << 30;
+  CUdeviceptr a = 0;
+  CUdeviceptr b = 0;
+  require(cuMemAlloc(&a, bytes), "cuMemAlloc");
+  require(cuMemAlloc(&b, bytes), "cuMemAlloc");
+  auto stream = static_cast<CUstream>(kstream.native().native);
+  require(cuMemcpyDtoDAsync(b, a, bytes, stream), "copy");
+  require(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  const double ms = median_ms(stream, [&] {
+    for (int i = 0; i < kRuns; ++i) require(cuMemcpyDtoDAsync(b, a, bytes, stream), "copy");
+  });
+  cuMemFree(a);
+  cuMemFree(b);
+  return {ms * 1e3, 2.0 * bytes / (ms * 1e-3) / 1e9};
+}
+
+// Uniform values in [-1, 1) from a hash of each index.
 inline Array random_array(kreg::Shape shape, int salt) {
   static const kreg::CustomKernel fill("bench_uniform", {}, {"out"}, R"(
     uint i = thread_position_in_grid.x;

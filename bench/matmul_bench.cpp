@@ -24,10 +24,7 @@
 namespace {
 
 using kreg::Array;
-using kreg::bench::kRuns;
-using kreg::bench::median_ms;
 using kreg::bench::random_array;
-using kreg::bench::require;
 using kreg::bench::time_call;
 
 // Copies of a weight of `bytes` whose total is well past the 50 MB of L2.
@@ -42,23 +39,8 @@ int main() {
     kreg::bench::start_driver();
     const kreg::Stream stream(0);
     const kreg::StreamScope scope(stream);
-    {
-      constexpr std::size_t bytes = std::size_t{1} << 30;
-      CUdeviceptr a = 0;
-      CUdeviceptr b = 0;
-      require(cuMemAlloc(&a, bytes), "cuMemAlloc");
-      require(cuMemAlloc(&b, bytes), "cuMemAlloc");
-      auto native = static_cast<CUstream>(stream.native().native);
-      require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
-      require(cuStreamSynchronize(native), "cuStreamSynchronize");
-      const double ms = median_ms(native, [&] {
-        for (int i = 0; i < kRuns; ++i) require(cuMemcpyDtoDAsync(b, a, bytes, native), "copy");
-      });
-      std::printf("%-44s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", ms * 1e3,
-                  2.0 * bytes / (ms * 1e-3) / 1e9);
-      cuMemFree(a);
-      cuMemFree(b);
-    }
+    const kreg::bench::CopyRoofline copy = kreg::bench::copy_roofline(stream);
+    std::printf("%-44s %9.1f us %8.0f GB/s\n", "copy (cuMemcpyDtoD, 1 GiB)", copy.us, copy.gbps);
     std::printf("%-44s %10s %10s %9s %9s\n", "matmul bfloat16, m x n x k", "eager us", "graph us",
                 "TFLOP/s", "w GB/s");
     struct Shape {
