@@ -141,6 +141,56 @@ Array dequantize(const QuantizedWeight& w);
 Array quantized_matmul(const Array& x, const QuantizedWeight& w,
                        const std::optional<Array>& bias = std::nullopt);
 
+/// A router's choices for each token: weights [tokens, top_k] float32 and expert ids
+/// [tokens, top_k] int32, the most likely expert first.
+struct MoeRouting {
+  Array weights;
+  Array ids;
+};
+
+/// The router of a mixture-of-experts layer: the softmax of each row of `logits` ([tokens,
+/// experts], float32, float16 or bfloat16; at most 1024 experts), then its `top_k` (1 to 8)
+/// largest probabilities, the lower expert first on a tie. With `renormalize` the k weights
+/// are divided by their sum (Qwen3-MoE's norm_topk_prob, and what Mixtral's softmax over the
+/// top k logits amounts to); else they stay probabilities over every expert. A row with a NaN
+/// logit gets NaN weights (its ids are still k distinct experts, NaN counting as -inf); a row
+/// of -inf logits weighs its experts equally.
+MoeRouting moe_route(const Array& logits, int top_k, bool renormalize = true);
+
+/// The experts of a SwiGLU mixture-of-experts layer, stacked, in the tokens' dtype (float16 or
+/// bfloat16), each expert's projections as a linear layer keeps them ([out, in]):
+///   gate, up  [experts, ffn, hidden]
+///   down      [experts, hidden, ffn]
+/// Expert e computes down[e] (silu(gate[e] x) * up[e] x). hidden and ffn are multiples of 8.
+struct MoeExperts {
+  Array gate;
+  Array up;
+  Array down;
+};
+
+/// The expert half of a mixture-of-experts layer, from a routing made elsewhere:
+///   x        [tokens, hidden]
+///   weights  [tokens, top_k] float32, ids [tokens, top_k] int32 (top_k at most 8)
+/// Returns [tokens, hidden] in x's dtype: for each token, the sum over its choices j of
+/// weights[j] times expert ids[j]'s output, in float. An id outside [0, experts) contributes
+/// nothing. The choices are sorted by expert, and each expert's rows run through its three
+/// projections in grouped products that read each expert's weights once per 16 or 32 of its
+/// rows (the intermediate silu(gate) * up is rounded to x's dtype, as a dense layer would
+/// store it); an expert no token chose costs nothing.
+Array moe_experts(const Array& x, const Array& weights, const Array& ids,
+                  const MoeExperts& experts);
+
+/// What moe computes beyond its router and experts.
+struct MoeOptions {
+  int top_k = 8;
+  bool renormalize = true;
+};
+
+/// A whole mixture-of-experts layer from the router's logits: moe_route, then moe_experts.
+///   x [tokens, hidden], router_logits [tokens, experts] (any float dtype), experts as above.
+Array moe(const Array& x, const Array& router_logits, const MoeExperts& experts,
+          const MoeOptions& options = {});
+
 /// What attention computes beyond softmax(q k^T * scale) v.
 struct AttentionOptions {
   /// Multiplies q k^T; unset: 1 / sqrt(head_dim).

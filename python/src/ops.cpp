@@ -259,6 +259,52 @@ void bind_ops(nb::module_& m) {
       "mx.quantized_matmul computes it: x [..., m, k] in the scales' dtype (float16 or "
       "bfloat16), result [..., m, n]; bias: a linear layer's [n].");
   ops.def(
+      "moe_route",
+      [](nb::handle logits, int top_k, bool renormalize, nb::handle stream) {
+        return run(logits, stream, [&](const CallScope& c) {
+          const kreg::ops::MoeRouting r =
+              kreg::ops::moe_route(c.input(logits, "logits"), top_k, renormalize);
+          return std::pair{r.weights, r.ids};
+        });
+      },
+      nb::arg("logits"), nb::arg("top_k"), nb::arg("renormalize") = true, nb::kw_only(),
+      nb::arg("stream") = nb::none(),
+      "A mixture-of-experts router: softmax over each row of logits [tokens, experts] (at most "
+      "1024), then its top_k (1 to 8) probabilities, best first, the lower expert on a tie; "
+      "with renormalize, divided by their sum. Returns (weights float32, ids int32), each "
+      "[tokens, top_k].");
+  ops.def(
+      "moe_experts",
+      [](nb::handle x, nb::handle weights, nb::handle ids, nb::handle gate, nb::handle up,
+         nb::handle down, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::moe_experts(
+              c.input(x, "x"), c.input(weights, "weights"), c.input(ids, "ids"),
+              {c.input(gate, "gate"), c.input(up, "up"), c.input(down, "down")});
+        });
+      },
+      nb::arg("x"), nb::arg("weights"), nb::arg("ids"), nb::arg("gate"), nb::arg("up"),
+      nb::arg("down"), nb::kw_only(), nb::arg("stream") = nb::none(),
+      "The experts of a SwiGLU mixture-of-experts layer for a given routing: x [tokens, hidden] "
+      "(float16 or bfloat16), weights [tokens, top_k] float32, ids [tokens, top_k] int32, gate "
+      "and up [experts, ffn, hidden], down [experts, hidden, ffn]. Returns [tokens, hidden]: "
+      "each token's sum of weights[j] * down[e] (silu(gate[e] x) * up[e] x) over its choices "
+      "e = ids[j]; an id outside the experts adds nothing.");
+  ops.def(
+      "moe",
+      [](nb::handle x, nb::handle router_logits, nb::handle gate, nb::handle up, nb::handle down,
+         int top_k, bool renormalize, nb::handle stream) {
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::moe(c.input(x, "x"), c.input(router_logits, "router_logits"),
+                                {c.input(gate, "gate"), c.input(up, "up"), c.input(down, "down")},
+                                {top_k, renormalize});
+        });
+      },
+      nb::arg("x"), nb::arg("router_logits"), nb::arg("gate"), nb::arg("up"), nb::arg("down"),
+      nb::arg("top_k") = 8, nb::arg("renormalize") = true, nb::kw_only(),
+      nb::arg("stream") = nb::none(),
+      "A whole mixture-of-experts layer from the router's logits: moe_route, then moe_experts.");
+  ops.def(
       "attention",
       [](nb::handle q, nb::handle k, nb::handle v, nb::handle cu_seqlens_q, nb::handle cu_seqlens_k,
          bool causal, std::optional<float> scale, float soft_cap, int window_left, nb::handle mask,

@@ -313,3 +313,44 @@ def test_quantized_matmul(torch, dtype_name):
         kreg.ops.quantized_matmul(x, w_q, scales, biases, transpose=False)
     with pytest.raises(kreg.InvalidArgument, match="bits must be 4 or 8"):
         kreg.ops.quantize(w, 64, 3)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+def test_moe(torch, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device="cuda").manual_seed(11)
+
+    def rand(*shape, scale=1.0):
+        return ((torch.rand(*shape, device="cuda", generator=gen) * 2 - 1) * scale).to(dtype)
+
+    tokens, experts, k, hidden, ffn = 40, 16, 4, 128, 72
+    x = rand(tokens, hidden)
+    logits = rand(tokens, experts, scale=4.0)
+    gate, up = rand(experts, ffn, hidden, scale=0.2), rand(experts, ffn, hidden, scale=0.2)
+    down = rand(experts, hidden, ffn)
+    weights, ids = kreg.ops.moe_route(logits, k)
+    assert weights.dtype == torch.float32 and ids.dtype == torch.int32
+    assert weights.shape == ids.shape == (tokens, k)
+    # The router against a float64 softmax and its top k (ties to the lower expert).
+    p = np.exp(ref(logits) - ref(logits).max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    order = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    assert np.array_equal(ids.cpu().numpy(), order)
+    top = np.take_along_axis(p, order, 1)
+    np.testing.assert_allclose(ref(weights), top / top.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    # The layer against float64 experts run token by token.
+    want = np.zeros((tokens, hidden))
+    xs, gs, us, ds = ref(x), ref(gate), ref(up), ref(down)
+    for t in range(tokens):
+        for j in range(k):
+            e = order[t, j]
+            g, u = gs[e] @ xs[t], us[e] @ xs[t]
+            want[t] += ref(weights)[t, j] * (ds[e] @ (g / (1 + np.exp(-g)) * u))
+    out = kreg.ops.moe(x, logits, gate, up, down, top_k=k)
+    assert isinstance(out, torch.Tensor) and out.shape == x.shape and out.dtype == dtype
+    tol = 2e-3 if dtype_name == "float16" else 1.2e-2
+    assert np.linalg.norm(ref(out) - want) / np.linalg.norm(want) < tol
+    by_hand = kreg.ops.moe_experts(x, weights, ids, gate, up, down)
+    assert np.linalg.norm(ref(by_hand) - want) / np.linalg.norm(want) < tol
+    with pytest.raises(kreg.InvalidArgument, match="top_k must be 1 to 8"):
+        kreg.ops.moe_route(logits, 9)

@@ -8,6 +8,7 @@
 #include <kreg/contracts/kv_append.cuh>
 #include <kreg/contracts/layer_norm.cuh>
 #include <kreg/contracts/matmul.cuh>
+#include <kreg/contracts/moe.cuh>
 #include <kreg/contracts/quantized.cuh>
 #include <kreg/contracts/rms_norm.cuh>
 #include <kreg/contracts/rope.cuh>
@@ -63,6 +64,10 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kCols), "block_cols");
   EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kLinearBias), "has_bias");
   EXPECT_EQ(constant_at(reg, "quantized_matmul", qc::kWideX), "wide_x");
+  namespace moe = contracts::moe;
+  EXPECT_EQ(constant_at(reg, "moe_matmul", moe::kGated), "gated");
+  EXPECT_EQ(constant_at(reg, "moe_matmul", moe::kTileRows), "tile_rows");
+  EXPECT_EQ(constant_at(reg, "moe_matmul", moe::kCols), "block_cols");
 }
 
 TEST(OpContracts, AnIndexNamedByAHeaderIsThatHeadersValue) {
@@ -101,7 +106,9 @@ TEST(OpContracts, BuiltinsCompileAgainstTheirContracts) {
                             "embedding_f16_i64", "gemv_bf16",       "row_max_f16",
                             "argmax_f32",        "transpose_2",     "kv_append_bf16",
                             "matmul_tma_bf16",   "matmul_tile_f16", "matmul_skinny_bf16",
-                            "quantize_f32",      "dequantize_bf16", "quantized_matmul_f16"}) {
+                            "quantize_f32",      "dequantize_bf16", "quantized_matmul_f16",
+                            "moe_route_f32",     "moe_dispatch",    "moe_combine_bf16",
+                            "moe_matmul_f16"}) {
     EXPECT_NO_THROW(reg.compile(entry)) << entry;
   }
 }

@@ -369,5 +369,67 @@ TEST(OpsChecks, Quantized) {
       "quantized_matmul", "bias must be 6 elements");
 }
 
+TEST(OpsChecks, Moe) {
+  const auto refused = [](const std::function<void()>& call, const std::string& op,
+                          const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::" + op)) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  const auto ints = [](const Shape& shape) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return Array::from_data(std::vector<int>(static_cast<std::size_t>(n)), shape);
+  };
+  refused([] { ops::moe_route(f32({4, 8, 1}), 2); }, "moe_route", "2-D");
+  refused([] { ops::moe_route(f32({4, 8}), 0); }, "moe_route", "top_k must be 1 to 8");
+  refused([] { ops::moe_route(f32({4, 8}), 9); }, "moe_route", "top_k must be 1 to 8");
+  refused([] { ops::moe_route(f32({4, 3}), 4); }, "moe_route", "at most the experts (3)");
+  refused([] { ops::moe_route(f32({4, 1025}), 2); }, "moe_route", "1 to 1024 experts");
+  refused([&] { ops::moe_route(ints({4, 8}), 2); }, "moe_route", "int32");
+  EXPECT_EQ(ops::moe_route(bf16({5, 8}), 3).ids.shape(), (Shape{5, 3}));
+
+  const ops::MoeExperts experts{bf16({4, 24, 16}), bf16({4, 24, 16}), bf16({4, 16, 24})};
+  const Array x = bf16({5, 16});
+  const Array weights = f32({5, 2});
+  const Array ids = ints({5, 2});
+  EXPECT_EQ(ops::moe_experts(x, weights, ids, experts).shape(), (Shape{5, 16}));
+  EXPECT_EQ(ops::moe(x, bf16({5, 4}), experts, {2, true}).shape(), (Shape{5, 16}));
+  refused([&] { ops::moe_experts(f32({5, 16}), weights, ids, experts); }, "moe_experts", "float32");
+  refused(
+      [&] {
+        ops::moe_experts(bf16({5, 8}), weights, ids, experts);
+      },
+      "moe_experts", "gate must be [4, 24, 8] bfloat16");
+  refused(
+      [&] {
+        ops::moe_experts(x, f32({4, 2}), ints({4, 2}), experts);
+      },
+      "moe_experts", "with x's 5 tokens");
+  refused(
+      [&] {
+        ops::moe_experts(x, weights, f32({5, 2}), experts);
+      },
+      "moe_experts", "float32 and int32");
+  refused(
+      [&] {
+        ops::moe_experts(x, f32({5, 9}), ints({5, 9}), experts);
+      },
+      "moe_experts", "top_k must be 1 to 8");
+  refused(
+      [&] {
+        ops::moe_experts(x, weights, ids, {experts.gate, experts.up, bf16({4, 24, 16})});
+      },
+      "moe_experts", "down must be [4, 16, 24]");
+  refused(
+      [&] {
+        ops::moe_experts(x, weights, ids,
+                         {bf16({4, 20, 16}), bf16({4, 20, 16}), bf16({4, 16, 20})});
+      },
+      "moe_experts", "multiples of 8");
+  refused([&] { ops::moe(x, bf16({4, 4}), experts); }, "moe", "agree in tokens");
+  refused([&] { ops::moe(x, bf16({5, 6}), experts); }, "moe", "router_logits has 6 experts");
+}
+
 }  // namespace
 }  // namespace kreg
