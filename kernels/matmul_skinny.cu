@@ -2,15 +2,16 @@
 // which are bound by reading B once: out = epilogue(A B + bias), B K-major (an [n, k] weight
 // read as its transpose), float16 or bfloat16, on mma.sync.
 //
-// A block of 16 warps takes 32 (or 16) columns of out; its warps split k in chunks of 64, each
-// lane reading 16 bytes of four (or two) rows of B and of two rows of A a half-chunk, with no
-// shared memory between the loads and the products. The products need a lane to hold k = 2t, 2t +
+// A block of 16 warps (or 8 or 4, kSkinnyWarps) takes 32 (or 16) columns of out; its warps split
+// k in chunks of 64, each lane reading 16 bytes of four (or two) rows of B and of two rows of A
+// a half-chunk, with no shared memory between the loads and the products. The products need a lane to hold k = 2t, 2t +
 // 1, 2t + 8 and 2t + 9 of a 16-wide step (t = lane % 4); a dot product does not care in which order
 // k is summed, so a lane's eight contiguous elements at 8t stand for two such steps, the same
 // permutation on both sides. The warps' sums meet in shared memory for the epilogue.
 // Constants and parameters: kreg/contracts/matmul.cuh.
 // kreg:entry matmul_skinny_f16=matmul_skinny<kreg::half>
 // kreg:entry matmul_skinny_bf16=matmul_skinny<kreg::bfloat16>
+// kreg:specialization 303:i4
 #include <kreg/contracts/matmul.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/load.cuh>
@@ -21,15 +22,20 @@ KREG_CONSTANT_DEFAULT(bool, has_bias, kreg::contracts::matmul::kBias, false);
 KREG_CONSTANT_DEFAULT(bool, float_out, kreg::contracts::matmul::kFloatOut, false);
 KREG_CONSTANT_DEFAULT(int, epilogue, kreg::contracts::matmul::kEpilogue, 0);
 KREG_CONSTANT_DEFAULT(int, skinny_cols, kreg::contracts::matmul::kSkinnyCols, 32);
+KREG_CONSTANT_DEFAULT(int, skinny_warps, kreg::contracts::matmul::kSkinnyWarps, 16);
 
 static_assert(epilogue >= 0 && epilogue <= 5, "matmul: the epilogue is 0 to 5");
 static_assert(skinny_cols == 16 || skinny_cols == 32, "matmul: a block takes 16 or 32 columns");
+static_assert(skinny_warps == 4 || skinny_warps == 8 || skinny_warps == 16,
+              "matmul: a skinny block has 4, 8 or 16 warps");
 
 namespace skinny {
 
 namespace mc = kreg::contracts::matmul;
 
-constexpr int kWarps = mc::kSkinnyThreads / 32;
+constexpr int kWarps = skinny_warps;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBlocksPerSm = 16 / kWarps;  // 16 warps a multiprocessor at up to 128 registers
 constexpr int kCols = skinny_cols;
 constexpr int kTiles = kCols / 8;  // of 8 columns, a lane reading one row of B in each
 constexpr int kChunk = 64;         // of k, a warp's step
@@ -47,7 +53,7 @@ struct OutOf<true, T> {
 }  // namespace skinny
 
 template <typename T>
-__global__ void __launch_bounds__(kreg::contracts::matmul::kSkinnyThreads, 1)
+__global__ void __launch_bounds__(skinny::kThreads, skinny::kBlocksPerSm)
     matmul_skinny(const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ bias,
                   const T* __restrict__ other, void* __restrict__ out, int m, int n, int k,
                   long long a_row, long long b_row, long long ld_other) {
@@ -116,18 +122,18 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kSkinnyThreads, 1)
     sums[warp][g + 8][8 * j + 2 * t + 1] = acc[j][3];
   }
   __syncthreads();
-  // Half the threads finish two neighbouring columns of one row each.
-  const int tid = static_cast<int>(threadIdx.x);
-  if (tid >= mc::kSkinnyRows * kCols / 2) return;
-  const int row = tid / (kCols / 2);
-  const int col = 2 * (tid % (kCols / 2));
-  float x0 = 0.0f;
-  float x1 = 0.0f;
+  // A thread finishes two neighbouring columns of one row at a time.
+  for (int p = static_cast<int>(threadIdx.x); p < mc::kSkinnyRows * kCols / 2; p += kThreads) {
+    const int row = p / (kCols / 2);
+    const int col = 2 * (p % (kCols / 2));
+    float x0 = 0.0f;
+    float x1 = 0.0f;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    x0 += sums[w][row][col];
-    x1 += sums[w][row][col + 1];
+    for (int w = 0; w < kWarps; ++w) {
+      x0 += sums[w][row][col];
+      x1 += sums[w][row][col + 1];
+    }
+    matmul::store_pair<T, Out, epilogue, has_bias>(static_cast<Out*>(out), bias, other, ld_other, m,
+                                                   n, row, n0 + col, x0, x1);
   }
-  matmul::store_pair<T, Out, epilogue, has_bias>(static_cast<Out*>(out), bias, other, ld_other, m,
-                                                 n, row, n0 + col, x0, x1);
 }

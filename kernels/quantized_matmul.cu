@@ -2,9 +2,9 @@
 // MLX's affine format (kreg/contracts/quantized.cuh), on mma.sync: bound by reading wq, its
 // scales and its biases once.
 //
-// A block of 16 warps takes 32 (or 16) columns of out (rows of w), its warps splitting k in
-// steps of 128 (4 bits) or 64 (8 bits), each lane reading 16 bytes of wq from four (or two)
-// rows a step: 32 or 16 codes of one group. The codes become x's type in registers, as
+// A block of 16 warps (or 8 or 4, kWarps) takes 32 (or 16) columns of out (rows of w), its
+// warps splitting k in steps of 128 (4 bits) or 64 (8 bits), each lane reading 16 bytes of wq
+// from four (or two) rows a step: 32 or 16 codes of one group. The codes become x's type in registers, as
 // scale * q + bias rounded once, and feed the products as A (16 rows of w a product), with x
 // as B (8 of its rows, or two products for up to 16), so that a product covers 256 weights.
 // A step's loads are issued a step ahead of its products. A dot product does not care in
@@ -24,6 +24,8 @@
 // kreg:specialization 301:i32
 // kreg:specialization 302:i16
 // kreg:specialization 201:b1
+// kreg:specialization 303:i4
+// kreg:specialization 201:b1|303:i4
 #include <kreg/contracts/quantized.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/load.cuh>
@@ -35,18 +37,23 @@ KREG_CONSTANT_DEFAULT(int, group, kreg::contracts::quantized::kGroup, 64);
 KREG_CONSTANT_DEFAULT(int, block_cols, kreg::contracts::quantized::kCols, 32);
 KREG_CONSTANT_DEFAULT(bool, has_bias, kreg::contracts::quantized::kLinearBias, false);
 KREG_CONSTANT_DEFAULT(bool, wide_x, kreg::contracts::quantized::kWideX, false);
+KREG_CONSTANT_DEFAULT(int, block_warps, kreg::contracts::quantized::kWarps, 16);
 
 static_assert(bits == 4 || bits == 8, "quantized_matmul: bits is 4 or 8");
 static_assert(group == 32 || group == 64 || group == 128,
               "quantized_matmul: a group is 32, 64 or 128");
 static_assert(block_cols == 16 || block_cols == 32,
               "quantized_matmul: a block takes 16 or 32 columns");
+static_assert(block_warps == 4 || block_warps == 8 || block_warps == 16,
+              "quantized_matmul: a block has 4, 8 or 16 warps");
 
 namespace qmv {
 
 namespace qc = kreg::contracts::quantized;
 
-constexpr int kWarps = qc::kThreads / 32;
+constexpr int kWarps = block_warps;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBlocksPerSm = 16 / kWarps;     // 16 warps a multiprocessor at up to 128 registers
 constexpr int kRowsPerLane = block_cols / 8;  // rows of w a lane reads, 8 apart
 constexpr int kTiles16 = block_cols / 16;     // 16-row A tiles of the products
 constexpr int kXTiles = wide_x ? 2 : 1;       // 8-row B tiles: x's rows
@@ -130,7 +137,7 @@ __device__ inline float low_as_float(unsigned pair) {
 }  // namespace qmv
 
 template <typename T>
-__global__ void __launch_bounds__(kreg::contracts::quantized::kThreads, 1)
+__global__ void __launch_bounds__(qmv::kThreads, qmv::kBlocksPerSm)
     quantized_matmul(const T* __restrict__ x, const unsigned* __restrict__ wq,
                      const T* __restrict__ scales, const T* __restrict__ biases,
                      const T* __restrict__ bias, T* __restrict__ out, int m, int n, int k,
@@ -285,17 +292,17 @@ __global__ void __launch_bounds__(kreg::contracts::quantized::kThreads, 1)
     }
   }
   __syncthreads();
-  // Half the threads finish two neighbouring columns of one row of x each.
-  const int tid = static_cast<int>(threadIdx.x);
-  if (tid >= kXTiles * 8 * block_cols / 2) return;
-  const int row = tid / (block_cols / 2);
-  const int col = 2 * (tid % (block_cols / 2));
-  float x0 = 0.0f;
-  float x1 = 0.0f;
+  // A thread finishes two neighbouring columns of one row of x at a time.
+  for (int p = static_cast<int>(threadIdx.x); p < kXTiles * 8 * block_cols / 2; p += kThreads) {
+    const int row = p / (block_cols / 2);
+    const int col = 2 * (p % (block_cols / 2));
+    float x0 = 0.0f;
+    float x1 = 0.0f;
 #pragma unroll
-  for (int v = 0; v < kWarps; ++v) {
-    x0 += sums[v][row][col];
-    x1 += sums[v][row][col + 1];
+    for (int v = 0; v < kWarps; ++v) {
+      x0 += sums[v][row][col];
+      x1 += sums[v][row][col + 1];
+    }
+    matmul::store_pair<T, T, 0, has_bias>(out, bias, nullptr, 0, m, n, row, n0 + col, x0, x1);
   }
-  matmul::store_pair<T, T, 0, has_bias>(out, bias, nullptr, 0, m, n, row, n0 + col, x0, x1);
 }

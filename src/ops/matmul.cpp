@@ -7,6 +7,7 @@
 
 #include "array/node.hpp"
 #include "ops/arguments.hpp"
+#include "ops/decode_blocks.hpp"
 #include "ops/kernel_call.hpp"
 
 #include <kreg/contracts/matmul.cuh>
@@ -141,17 +142,11 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   // Decode: few rows of a against b read once along k.
   if (mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns && la.aligned &&
       lb.aligned && k % 8 == 0 && k > 0) {
-    // One block a multiprocessor at a time: 16 columns a block where 32 would leave the last
-    // wave of blocks much emptier (4096 x 14336: 3.4 waves of 32, 6.8 of 16).
-    const auto filled = [](std::int64_t blocks) {
-      const double waves = static_cast<double>(blocks) / 132.0;
-      return waves / std::ceil(waves);
-    };
-    const int cols = filled((n + 15) / 16) > filled((n + 31) / 32) + 0.05 ? 16 : 32;
-    if (cols != 32) constants.ints.emplace_back(c::kSkinnyCols, cols);
-    const auto blocks = static_cast<unsigned>((n + cols - 1) / cols);
+    const DecodeBlocks blocks = decode_blocks(n);
+    if (blocks.cols != 32) constants.ints.emplace_back(c::kSkinnyCols, blocks.cols);
+    if (blocks.warps != 16) constants.ints.emplace_back(c::kSkinnyWarps, blocks.warps);
     auto call = std::make_shared<KernelCall>(std::string("matmul_skinny_") + type, constants,
-                                             Dim3{blocks}, Dim3{c::kSkinnyThreads});
+                                             Dim3{blocks.count}, Dim3{32U * blocks.warps});
     call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},
                                               mi, ni, ki, static_cast<long long>(la.stride),
                                               static_cast<long long>(lb.stride), ld_other);

@@ -5,6 +5,7 @@
 
 #include "array/node.hpp"
 #include "ops/arguments.hpp"
+#include "ops/decode_blocks.hpp"
 #include "ops/kernel_call.hpp"
 
 #include <kreg/contracts/quantized.cuh>
@@ -151,17 +152,11 @@ Array quantized_matmul(const Array& x, const QuantizedWeight& w, const std::opti
   Constants constants = format_constants(w.group_size, w.bits);
   if (bias.has_value()) constants.bools.emplace_back(qc::kLinearBias, true);
   if (m > 8) constants.bools.emplace_back(qc::kWideX, true);
-  // One block a multiprocessor at a time: 16 columns a block where 32 would leave the last
-  // wave of blocks much emptier.
-  const auto filled = [](std::int64_t blocks) {
-    const double waves = static_cast<double>(blocks) / 132.0;
-    return waves / std::ceil(waves);
-  };
-  const int cols = filled((n + 15) / 16) > filled((n + 31) / 32) + 0.05 ? 16 : 32;
-  if (cols != 32) constants.ints.emplace_back(qc::kCols, cols);
+  const DecodeBlocks blocks = decode_blocks(n);
+  if (blocks.cols != 32) constants.ints.emplace_back(qc::kCols, blocks.cols);
+  if (blocks.warps != 16) constants.ints.emplace_back(qc::kWarps, blocks.warps);
   auto call = std::make_shared<KernelCall>(std::string("quantized_matmul_") + type, constants,
-                                           Dim3{static_cast<unsigned>((n + cols - 1) / cols)},
-                                           Dim3{qc::kThreads});
+                                           Dim3{blocks.count}, Dim3{32U * blocks.warps});
   const Array* bias_arg = bias.has_value() ? &*bias : nullptr;
   call->arguments<qc::QuantizedMatmul<Element>>(x, w.weight, w.scales, w.biases, bias_arg, Out{0},
                                                 static_cast<int>(m), static_cast<int>(n),

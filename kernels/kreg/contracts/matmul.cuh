@@ -26,6 +26,10 @@ inline constexpr int kTileN = 301;
 // int, default 32: the columns a block of the skinny kernel takes, 16 or 32 (fewer columns a
 // block: finer waves over the GPU, more reads of A).
 inline constexpr int kSkinnyCols = 302;
+// int, default 16: warps a block of the skinny kernel, 4, 8 or 16 (fewer: longer runs of k a
+// warp, and more blocks a multiprocessor, so that one block's loads cover another's start and
+// reduction).
+inline constexpr int kSkinnyWarps = 303;
 
 inline constexpr int kNone = 0;
 inline constexpr int kGelu = 1;      // x * Phi(x), with the error function
@@ -65,10 +69,9 @@ using MatmulTile = void(const T* a, const T* b, const T* bias, const T* other, v
                         long long b_col, long long ld_other);
 
 // The skinny kernel, for m at most 16 (decode): B K-major with rows `b_row` elements apart,
-// A rows `a_row` apart, both rows starting on 16 bytes. A block of kSkinnyThreads takes 16 or
-// 32 columns of out (kSkinnyCols), its warps splitting k.
+// A rows `a_row` apart, both rows starting on 16 bytes. A block of 32 x kSkinnyWarps threads
+// takes 16 or 32 columns of out (kSkinnyCols), its warps splitting k.
 inline constexpr unsigned kSkinnyRows = 16;
-inline constexpr unsigned kSkinnyThreads = 512;
 
 template <class T>
 using MatmulSkinny = void(const T* a, const T* b, const T* bias, const T* other, void* out, int m,

@@ -23,6 +23,9 @@ inline constexpr int kLinearBias = 200;
 // bool, default false: x has more than 8 rows (the matmul kernel makes two products for each
 // 16 rows of w rather than one).
 inline constexpr int kWideX = 201;
+// int, default 16: warps a block of the matmul kernel, 4, 8 or 16 (see matmul.cuh's
+// kSkinnyWarps).
+inline constexpr int kWarps = 303;
 
 // One thread a group: `groups` groups of w (rows of k elements, k a multiple of the group).
 template <class T>
@@ -34,10 +37,9 @@ using Dequantize = void(const unsigned* wq, const T* scales, const T* biases, T*
                         long long words);
 
 // out [m, n] = x [m, k] w^T (+ bias), m at most kRows: x's rows `x_row` elements apart, each
-// starting on 16 bytes; k a multiple of the group. A block of kThreads takes kCols columns of
-// out, its warps splitting k.
+// starting on 16 bytes; k a multiple of the group. A block of 32 x kWarps threads takes kCols
+// columns of out, its warps splitting k.
 inline constexpr unsigned kRows = 16;
-inline constexpr unsigned kThreads = 512;
 template <class T>
 using QuantizedMatmul = void(const T* x, const unsigned* wq, const T* scales, const T* biases,
                              const T* bias, T* out, int m, int n, int k, long long x_row);

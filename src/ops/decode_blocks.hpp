@@ -1,0 +1,37 @@
+#pragma once
+// How the decode kernels (matmul_skinny, quantized_matmul) cut n columns into blocks: each
+// block takes 16 or 32 columns of out and splits k among its warps, and the weight is read
+// once, so what matters is keeping every multiprocessor busy to the end.
+
+#include <cmath>
+#include <cstdint>
+
+namespace kreg::ops {
+
+struct DecodeBlocks {
+  int cols = 32;   // columns of out a block
+  int warps = 16;  // warps a block
+  unsigned count = 0;
+};
+
+inline DecodeBlocks decode_blocks(std::int64_t n) {
+  constexpr double kSms = 132.0;  // the H200's multiprocessors
+  // Blocks of 16 warps run one a multiprocessor: 16 columns a block where 32 would leave the
+  // last wave of blocks much emptier (4096 x 14336: 3.4 waves of 32, 6.8 of 16).
+  const auto filled = [&](std::int64_t blocks) {
+    const double waves = static_cast<double>(blocks) / kSms;
+    return waves / std::ceil(waves);
+  };
+  DecodeBlocks b;
+  b.cols = filled((n + 15) / 16) > filled((n + 31) / 32) + 0.05 ? 16 : 32;
+  const std::int64_t count = (n + b.cols - 1) / b.cols;
+  b.count = static_cast<unsigned>(count);
+  // Blocks of 4 warps run four a multiprocessor, each warp taking a longer run of k, so one
+  // block's loads cover another's start and reduction: faster once there are enough of them
+  // to give every multiprocessor its 16 warps (measured at n = 14336, 448 blocks: 1.1-1.2x),
+  // slower where 16-warp blocks are all the parallelism there is (n = 4096, 128 blocks: 0.5x).
+  if (static_cast<double>(count) * 4 >= 0.8 * kSms * 16) b.warps = 4;
+  return b;
+}
+
+}  // namespace kreg::ops
