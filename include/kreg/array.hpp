@@ -111,6 +111,10 @@ class Array {
   /// A view of `[start, stop)` along `axis`, every `step`th element (step > 0). Negative
   /// `start`/`stop` count from the end, as in Python; both are clamped to the dimension.
   Array slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
+  /// The same elements, in row-major order, with another shape of the same size: a view of a
+  /// row-contiguous array (pending or not); a non-contiguous one is first evaluated and
+  /// copied to row-major order. Throws `InvalidArgument` for a size that differs.
+  Array reshape(Shape shape) const;
 
  private:
   friend struct array::ArrayAccess;

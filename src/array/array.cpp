@@ -229,4 +229,20 @@ Array Array::slice(int axis, std::int64_t start, std::int64_t stop, std::int64_t
   return Array(std::move(view));
 }
 
+Array Array::reshape(Shape shape) const {
+  const array::ArrayNode& node = checked();
+  const std::int64_t size = array::checked_size(shape, "reshape");
+  if (size != node.size()) {
+    throw Error(ErrorCode::InvalidArgument, "reshape: " + std::to_string(node.size()) +
+                                                " elements cannot take a shape of " +
+                                                std::to_string(size));
+  }
+  const std::shared_ptr<array::ArrayNode> from =
+      node.row_contiguous() ? node_ : array::contiguous(node_, node.stream);
+  auto view = new_view(from);
+  view->strides = array::row_major_strides(shape);
+  view->shape = std::move(shape);
+  return Array(std::move(view));
+}
+
 }  // namespace kreg

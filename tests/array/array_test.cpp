@@ -136,6 +136,23 @@ TEST(Array, SliceSelectsWithStartStopAndStep) {
   expect_error(ErrorCode::InvalidArgument, [&] { a.slice(0, 0, 1, 0); });
 }
 
+TEST(Array, ReshapeOfARowContiguousArrayIsAView) {
+  std::vector<int> values(24);
+  std::iota(values.begin(), values.end(), 0);
+  const Array a = Array::from_data(values, {4, 6});
+  const Array r = a.reshape({2, 3, 4});
+  EXPECT_EQ(r.shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(r.strides(), (Shape{12, 4, 1}));
+  EXPECT_EQ(r.to_vector<int>(), values);
+  // The last two rows, a view with an offset, as 12 elements.
+  EXPECT_EQ(a.slice(0, 2, 4).reshape({12}).to_vector<int>(),
+            std::vector<int>(values.begin() + 12, values.end()));
+  EXPECT_EQ(Array::from_data<int>({7}, {1}).reshape({}).ndim(), 0);
+  std::string m = expect_error(ErrorCode::InvalidArgument, [&] { a.reshape({5, 5}); });
+  EXPECT_NE(m.find("24 elements cannot take a shape of 25"), std::string::npos) << m;
+  expect_error(ErrorCode::InvalidArgument, [&] { a.reshape({-4, -6}); });
+}
+
 TEST(Array, EvaluationNeedsAGpu) {
   if (test::gpu_unavailable_reason().empty()) GTEST_SKIP() << "this machine has a GPU";
   const Array a = Array::from_data<float>({1, 2}, {2});

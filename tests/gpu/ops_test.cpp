@@ -594,6 +594,16 @@ void check_integer_transpose(std::mt19937& rng) {
   }
 }
 
+TEST(OpsGpuTranspose, ReshapeOfAViewCopiesItInRowMajorOrder) {
+  KREG_REQUIRE_GPU();
+  const Array a = Array::from_data<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Array r = ops::scale(a, 1.0F).transpose().reshape({6});  // pending, then a view
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  const Array pending = ops::scale(a, 2.0F).reshape({3, 2});  // a view of pending work
+  EXPECT_FALSE(pending.is_evaluated());
+  EXPECT_EQ(pending.to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+}
+
 TEST(OpsGpuTranspose, EveryElementSizeBitForBit) {
   KREG_REQUIRE_GPU();
   std::mt19937 rng(5);
