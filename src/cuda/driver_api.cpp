@@ -125,6 +125,7 @@ Loaded load() {
 #undef KREG_RESOLVE
   if (!ok) return loaded;
   resolve(get, want, "cuKernelGetParamInfo", a.cuKernelGetParamInfo, false, loaded.why);
+  resolve(get, want, "cuFuncLoad", a.cuFuncLoad, false, loaded.why);
 
   CUresult init = a.cuInit(0);
   if (init != CUDA_SUCCESS) {

@@ -30,6 +30,7 @@ struct DriverApi {
   decltype(&::cuLibraryGetKernel) cuLibraryGetKernel = nullptr;
   decltype(&::cuKernelGetAttribute) cuKernelGetAttribute = nullptr;
   decltype(&::cuKernelGetParamInfo) cuKernelGetParamInfo = nullptr;  // may be absent
+  decltype(&::cuFuncLoad) cuFuncLoad = nullptr;                      // may be absent
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
   // Arrays and custom kernels: streams, events, stream-ordered memory.
   decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;

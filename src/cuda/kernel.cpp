@@ -158,6 +158,16 @@ void* Kernel::function(int device) const {
 
 namespace cuda {
 
+void make_resident(const Kernel& kernel, int device) {
+  const DriverApi& api = driver();
+  const ContextScope on(device);
+  auto function = static_cast<CUfunction>(kernel.function(device));
+  if (api.cuFuncLoad != nullptr) {
+    check(api.cuFuncLoad(function), ErrorCode::LoadError,
+          "loading '" + kernel.label() + "' on GPU " + std::to_string(device));
+  }
+}
+
 std::shared_ptr<const LaunchContext> KernelFactory::make_context(
     std::shared_ptr<const cuda::Device> device, bool nvtx) {
   auto context = std::make_shared<LaunchContext>();

@@ -30,4 +30,9 @@ class KernelFactory {
                                       std::shared_ptr<const LaunchContext> context);
 };
 
+// Puts `kernel`'s code into GPU `device`'s primary context now, rather than at its first
+// launch there (where the driver loads a library's kernels lazily): prewarming a kernel makes
+// its first launch as fast as any other. Throws LoadError.
+void make_resident(const Kernel& kernel, int device);
+
 }  // namespace kreg::cuda

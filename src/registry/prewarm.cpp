@@ -5,6 +5,7 @@
 #include "compiler/pch.hpp"
 #include "core/error_text.hpp"
 #include "core/log.hpp"
+#include "cuda/kernel_factory.hpp"
 #include "registry/registry_impl.hpp"
 
 #include <kreg/error.hpp>
@@ -98,7 +99,7 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
       for (const Resolved& r : group) {
         try {
           const CacheEntry& entry = entry_for(r, pooled);
-          if (load) this->load(entry);
+          if (load) cuda::make_resident(this->load(entry), options_.device);
           finish(r.label, nullptr);
         } catch (const std::exception& e) {
           const std::string message = core::message_of(e);
