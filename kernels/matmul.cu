@@ -18,6 +18,11 @@
 // kreg:entry matmul_tile_f16=matmul_tile<kreg::half>
 // kreg:entry matmul_tile_bf16=matmul_tile<kreg::bfloat16>
 // kreg:specialization 201:b1
+// kreg:specialization 301:i128
+// kreg:specialization 300:i4
+// kreg:specialization 300:i5
+// kreg:specialization 300:i4|301:i128
+// kreg:specialization 300:i5|301:i128
 // kreg:arch-specific
 #include <kreg/contracts/matmul.cuh>
 #include <kreg/device/kernel.cuh>

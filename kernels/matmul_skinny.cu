@@ -12,6 +12,11 @@
 // kreg:entry matmul_skinny_f16=matmul_skinny<kreg::half>
 // kreg:entry matmul_skinny_bf16=matmul_skinny<kreg::bfloat16>
 // kreg:specialization 303:i4
+// kreg:specialization 302:i16
+// kreg:specialization 300:i4
+// kreg:specialization 300:i5
+// kreg:specialization 300:i4|302:i16
+// kreg:specialization 300:i5|302:i16
 #include <kreg/contracts/matmul.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/load.cuh>
