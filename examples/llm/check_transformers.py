@@ -1,0 +1,113 @@
+"""Runs the weights and tokens that `example_llm --dump DIR` wrote through transformers'
+LlamaForCausalLM or Qwen3MoeForCausalLM, and compares the logits of the prefill's last token and
+of every decode step with kreg's. The reference is transformers in float32; transformers in
+bfloat16 against the same reference shows what bfloat16 alone costs. Then times transformers'
+prefill and decode steps (eager; with --compile, also torch.compile's prefill).
+
+    python3 examples/llm/check_transformers.py DIR [--runs N] [--compile]
+
+Exit status 0 when kreg's logits are as close to float32 as bfloat16 allows: every step within
+a relative L2 distance of max(3e-2, 1.5 x transformers-bfloat16's worst), and the largest logit
+the float32 model's in as many steps as transformers-bfloat16 manages, less one.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import hf_models
+
+
+def load_weights(folder, index):
+    weights = {}
+    for w in index["weights"]:
+        raw = np.fromfile(os.path.join(folder, w["name"] + ".bf16"), dtype=np.int16)
+        weights[w["name"]] = torch.from_numpy(raw).view(torch.bfloat16).reshape(w["shape"])
+    return weights
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folder")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--compile", action="store_true")
+    args = parser.parse_args()
+    index = json.load(open(os.path.join(args.folder, "index.json")))
+    c = dict(index["config"], model=index["model"])
+    weights = load_weights(args.folder, index)
+    prompt, steps = index["prompt"], index["decode"]
+    ours = np.fromfile(os.path.join(args.folder, index["logits"]), dtype=np.float32)
+    ours = ours.reshape(1 + len(steps), c["vocab"]).astype(np.float64)
+
+    reference = hf_models.build(c, torch.float32)
+    hf_models.fill(reference, weights, c["experts"])
+    truth = hf_models.run(reference, prompt, steps)
+    del reference
+    start = time.perf_counter()
+    model = hf_models.build(c)
+    hf_models.fill(model, weights, c["experts"])
+    torch.cuda.synchronize()
+    load_s = time.perf_counter() - start
+    t = time.perf_counter()
+    theirs = hf_models.run(model, prompt, steps)
+    first_ms = (time.perf_counter() - t) * 1e3
+
+    rel_k, same_k = hf_models.distances(ours, truth)
+    rel_h, same_h = hf_models.distances(theirs, truth)
+    limit = max(3e-2, 1.5 * max(rel_h))
+    ok = max(rel_k) <= limit and sum(same_k) >= sum(same_h) - 1
+    print("%s, %d steps (prefill + %d decode), against transformers %s in float32:" % (
+        c["model"], len(ours), len(steps), __import__("transformers").__version__))
+    print("  kreg bfloat16:         worst relative L2 %.3e (median %.3e), same top token in %d" % (
+        max(rel_k), statistics.median(rel_k), sum(same_k)))
+    print("  transformers bfloat16: worst relative L2 %.3e (median %.3e), same top token in %d" % (
+        max(rel_h), statistics.median(rel_h), sum(same_h)))
+    print("  %s (limit %.3e)" % ("within bfloat16 tolerance" if ok else "NOT within tolerance",
+                                 limit))
+
+    def prefill(m):
+        with torch.no_grad():
+            out = m(input_ids=torch.tensor([prompt], device="cuda"), use_cache=True)
+        torch.cuda.synchronize()
+        return out
+
+    warm = []
+    for _ in range(args.runs):
+        t = time.perf_counter()
+        prefill(model)
+        warm.append((time.perf_counter() - t) * 1e3)
+    step_ms = []
+    with torch.no_grad():
+        past = prefill(model).past_key_values
+        for token in steps:
+            t = time.perf_counter()
+            out = model(input_ids=torch.tensor([[token]], device="cuda"), past_key_values=past,
+                        use_cache=True)
+            torch.cuda.synchronize()
+            step_ms.append((time.perf_counter() - t) * 1e3)
+            past = out.past_key_values
+    print("transformers eager: weights in %.1f s; first prefill and decode %.1f ms, warm prefill "
+          "median %.2f ms; decode step median %.2f ms" % (
+              load_s, first_ms, statistics.median(warm), statistics.median(step_ms[1:] or step_ms)))
+    if args.compile:
+        compiled = torch.compile(model)
+        t = time.perf_counter()
+        prefill(compiled)
+        first_c = (time.perf_counter() - t) * 1e3
+        warm_c = []
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            prefill(compiled)
+            warm_c.append((time.perf_counter() - t) * 1e3)
+        print("transformers torch.compile: first prefill %.1f ms, warm median %.2f ms" % (
+            first_c, statistics.median(warm_c)))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+#include "decoder.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace llm {
+namespace {
+
+using kreg::Array;
+using kreg::Dtype;
+namespace ops = kreg::ops;
+
+// offset + scale * u, u uniform in [-1, 1) from a hash of the element's index and the seed,
+// as bfloat16: weights made where they are used, in one pass.
+Array uniform(kreg::Shape shape, std::uint32_t seed, float scale, float offset = 0.0F) {
+  static const kreg::CustomKernel fill("llm_uniform", {"seed", "scale", "offset"}, {"out"}, R"(
+    uint i = thread_position_in_grid.x;
+    uint h = i * 0x9e3779b1u + seed * 0x85ebca77u;
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    h *= 0x297a2d39u;
+    h ^= h >> 15;
+    out[i] = bfloat16_t(offset + scale * ((float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f));
+  )");
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return fill.apply({Array::from_data<std::uint32_t>({seed}, {}),
+                     Array::from_data<float>({scale}, {}), Array::from_data<float>({offset}, {})},
+                    {{std::move(shape), Dtype::BFloat16}}, kreg::Dim3{static_cast<unsigned>(n)},
+                    kreg::Dim3{256})[0];
+}
+
+Array ints(const std::vector<int>& values) {
+  return Array::from_data(values, {static_cast<std::int64_t>(values.size())});
+}
+
+Array linear(const Array& x, const Array& w, const ops::MatmulOptions& options = {}) {
+  return ops::matmul(x, w.transpose(), options);
+}
+
+}  // namespace
+
+Config Config::llama() {
+  Config c;
+  c.name = "llama";
+  return c;
+}
+
+Config Config::qwen3_moe() {
+  Config c;
+  c.name = "qwen3_moe";
+  c.experts = 64;
+  c.top_k = 8;
+  c.moe_ffn = 768;
+  c.qk_norm = true;
+  c.rope_theta = 1000000.0F;
+  return c;
+}
+
+Decoder::Decoder(Config config, std::uint32_t seed) : config_(std::move(config)) {
+  const Config& c = config_;
+  const std::int64_t h = c.hidden;
+  const std::int64_t q_dim = std::int64_t{c.heads} * c.head_dim;
+  const std::int64_t kv_dim = std::int64_t{c.kv_heads} * c.head_dim;
+  std::uint32_t next = seed * 1000U;
+  // Weights scaled by 1 / sqrt(fan-in), norms near 1, so activations stay near unit size.
+  const auto weight = [&](kreg::Shape shape, std::int64_t fan_in) {
+    return uniform(std::move(shape), next++, 1.7F / std::sqrt(static_cast<float>(fan_in)));
+  };
+  const auto norm = [&](std::int64_t n) { return uniform({n}, next++, 0.1F, 1.0F); };
+  embed_ = uniform({c.vocab, h}, next++, 1.0F);
+  for (int l = 0; l < c.layers; ++l) {
+    Layer layer;
+    layer.input_norm = norm(h);
+    layer.wq = weight({q_dim, h}, h);
+    layer.wk = weight({kv_dim, h}, h);
+    layer.wv = weight({kv_dim, h}, h);
+    layer.wo = weight({h, q_dim}, q_dim);
+    layer.post_norm = norm(h);
+    if (c.qk_norm) {
+      layer.q_norm = norm(c.head_dim);
+      layer.k_norm = norm(c.head_dim);
+    }
+    if (c.experts > 0) {
+      // A router whose logits spread wide, as trained routers' do: an expert that rounding
+      // ranks on the other side of the k-th (random weights make near-ties common) then
+      // weighs little, so implementations that round differently stay comparable.
+      layer.router = uniform({c.experts, h}, next++, 4 * 1.7F / std::sqrt(static_cast<float>(h)));
+      layer.experts = {weight({c.experts, c.moe_ffn, h}, h), weight({c.experts, c.moe_ffn, h}, h),
+                       weight({c.experts, h, c.moe_ffn}, c.moe_ffn)};
+    } else {
+      layer.gate = weight({c.ffn, h}, h);
+      layer.up = weight({c.ffn, h}, h);
+      layer.down = weight({h, c.ffn}, c.ffn);
+    }
+    layers_.push_back(std::move(layer));
+  }
+  final_norm_ = norm(h);
+  lm_head_ = weight({c.vocab, h}, h);
+
+  const std::int64_t pages = (c.max_tokens + c.page_size - 1) / c.page_size;
+  for (int l = 0; l < c.layers; ++l) {
+    k_cache_.push_back(Array::empty({pages, c.page_size, c.kv_heads, c.head_dim}, Dtype::BFloat16));
+    v_cache_.push_back(Array::empty({pages, c.page_size, c.kv_heads, c.head_dim}, Dtype::BFloat16));
+  }
+  std::vector<int> table(static_cast<std::size_t>(pages));
+  std::iota(table.begin(), table.end(), 0);
+  block_table_ = Array::from_data(table, {1, pages});
+}
+
+void Decoder::load() {
+  std::vector<Array> all;
+  for (auto& [name, w] : named_weights()) all.push_back(w);
+  all.insert(all.end(), k_cache_.begin(), k_cache_.end());
+  all.insert(all.end(), v_cache_.begin(), v_cache_.end());
+  all.push_back(block_table_);
+  kreg::eval(all);
+  kreg::current_stream().synchronize();
+}
+
+std::vector<std::pair<std::string, Array>> Decoder::named_weights() const {
+  std::vector<std::pair<std::string, Array>> out = {{"model.embed_tokens.weight", embed_}};
+  for (std::size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& w = layers_[l];
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    out.emplace_back(p + "input_layernorm.weight", w.input_norm);
+    out.emplace_back(p + "self_attn.q_proj.weight", w.wq);
+    out.emplace_back(p + "self_attn.k_proj.weight", w.wk);
+    out.emplace_back(p + "self_attn.v_proj.weight", w.wv);
+    out.emplace_back(p + "self_attn.o_proj.weight", w.wo);
+    if (config_.qk_norm) {
+      out.emplace_back(p + "self_attn.q_norm.weight", w.q_norm);
+      out.emplace_back(p + "self_attn.k_norm.weight", w.k_norm);
+    }
+    out.emplace_back(p + "post_attention_layernorm.weight", w.post_norm);
+    if (config_.experts > 0) {
+      out.emplace_back(p + "mlp.gate.weight", w.router);
+      out.emplace_back(p + "mlp.experts.gate", w.experts.gate);
+      out.emplace_back(p + "mlp.experts.up", w.experts.up);
+      out.emplace_back(p + "mlp.experts.down", w.experts.down);
+    } else {
+      out.emplace_back(p + "mlp.gate_proj.weight", w.gate);
+      out.emplace_back(p + "mlp.up_proj.weight", w.up);
+      out.emplace_back(p + "mlp.down_proj.weight", w.down);
+    }
+  }
+  out.emplace_back("model.norm.weight", final_norm_);
+  out.emplace_back("lm_head.weight", lm_head_);
+  return out;
+}
+
+Array Decoder::layer(int index, const Array& x, const Array& positions, int tokens, bool decoding) {
+  const Config& c = config_;
+  const Layer& w = layers_[static_cast<std::size_t>(index)];
+  const Array n = ops::rms_norm(x, w.input_norm, c.eps);
+  Array q = linear(n, w.wq).reshape({tokens, c.heads, c.head_dim});
+  Array k = linear(n, w.wk).reshape({tokens, c.kv_heads, c.head_dim});
+  const Array v = linear(n, w.wv).reshape({tokens, c.kv_heads, c.head_dim});
+  if (c.qk_norm) {
+    q = ops::rms_norm(q, w.q_norm, c.eps);
+    k = ops::rms_norm(k, w.k_norm, c.eps);
+  }
+  q = ops::rope(q, positions, c.rope_theta, /*neox=*/true);
+  Array o;
+  if (decoding) {
+    // K turns on its way into the cache; the pages hold positions 0 to position_.
+    ops::KvAppendOptions append;
+    append.rope_positions = positions;
+    append.rope_base = c.rope_theta;
+    append.rope_neox = true;
+    ops::kv_append(k_cache_[index], v_cache_[index], k, v, positions, append);
+    o = ops::decode_attention(q, k_cache_[index], v_cache_[index], block_table_,
+                              ints({position_ + 1}));
+  } else {
+    k = ops::rope(k, positions, c.rope_theta, /*neox=*/true);
+    ops::kv_append(k_cache_[index], v_cache_[index], k, v, positions);
+    ops::AttentionOptions causal;
+    causal.causal = true;
+    o = ops::attention(q.reshape({1, tokens, c.heads, c.head_dim}),
+                       k.reshape({1, tokens, c.kv_heads, c.head_dim}),
+                       v.reshape({1, tokens, c.kv_heads, c.head_dim}), causal);
+  }
+  ops::MatmulOptions residual;
+  residual.epilogue = ops::Epilogue::Residual;
+  residual.other = x;
+  const Array h = linear(o.reshape({tokens, c.heads * c.head_dim}), w.wo, residual);
+
+  const Array n2 = ops::rms_norm(h, w.post_norm, c.eps);
+  if (c.experts > 0) {
+    return ops::add(h, ops::moe(n2, linear(n2, w.router), w.experts, {c.top_k, true}));
+  }
+  ops::MatmulOptions gated;
+  gated.epilogue = ops::Epilogue::SiluGate;
+  gated.other = linear(n2, w.up);
+  residual.other = h;
+  return linear(linear(n2, w.gate, gated), w.down, residual);
+}
+
+Array Decoder::logits(const Array& x) {
+  return linear(ops::rms_norm(x, final_norm_, config_.eps), lm_head_);
+}
+
+Array Decoder::prefill(const std::vector<int>& ids, bool every_position) {
+  const auto tokens = static_cast<int>(ids.size());
+  if (tokens < 1 || tokens > config_.max_tokens) {
+    throw std::invalid_argument("prefill takes 1 to " + std::to_string(config_.max_tokens) +
+                                " tokens");
+  }
+  std::vector<int> at(ids.size());
+  std::iota(at.begin(), at.end(), 0);
+  const Array positions = ints(at);  // and the cache slots: page i is page i
+  Array x = ops::embedding(embed_, ints(ids));
+  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, tokens, false);
+  position_ = tokens;
+  return logits(every_position ? x : x.slice(0, tokens - 1, tokens));
+}
+
+Array Decoder::decode(int id) {
+  if (position_ >= config_.max_tokens) throw std::invalid_argument("the KV cache is full");
+  const Array positions = ints({position_});
+  Array x = ops::embedding(embed_, ints({id}));
+  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, 1, true);
+  ++position_;
+  return logits(x);
+}
+
+}  // namespace llm

@@ -1,0 +1,84 @@
+#pragma once
+// A small decoder-only transformer built from kreg's ops alone: a Llama-style dense model, or a
+// Qwen3-MoE-style one (per-head q/k RMS norms, a 64-expert top-8 SwiGLU mixture in place of
+// the MLP). bfloat16 weights made on the GPU from a seed; prefill and decode of one sequence
+// against a paged KV cache.
+
+#include <kreg/kreg.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llm {
+
+struct Config {
+  std::string name;
+  int vocab = 32000;
+  int hidden = 2048;
+  int layers = 4;
+  int heads = 16;
+  int kv_heads = 4;
+  int head_dim = 128;
+  int ffn = 8192;   // the dense MLP's width (no experts)
+  int experts = 0;  // > 0: a mixture of experts in each layer
+  int top_k = 0;
+  int moe_ffn = 0;  // each expert's width
+  bool qk_norm = false;
+  float rope_theta = 500000.0F;
+  float eps = 1e-6F;
+  int page_size = 64;
+  int max_tokens = 1024;
+
+  static Config llama();
+  static Config qwen3_moe();
+};
+
+struct Layer {
+  kreg::Array input_norm, wq, wk, wv, wo, post_norm;
+  kreg::Array q_norm, k_norm;     // qk_norm only
+  kreg::Array gate, up, down;     // the dense MLP
+  kreg::Array router;             // [experts, hidden]
+  kreg::ops::MoeExperts experts;  // [experts, moe_ffn, hidden] x2, [experts, hidden, moe_ffn]
+};
+
+class Decoder {
+ public:
+  // Weights made on the GPU from `seed` (queued; evaluated by `load`).
+  Decoder(Config config, std::uint32_t seed);
+
+  // Evaluates the weights and the KV cache, and waits for them.
+  void load();
+
+  const Config& config() const { return config_; }
+
+  // Prefill of a new sequence (the cache is emptied first) at positions 0 to ids.size() - 1.
+  // Returns the logits [tokens, vocab] of every position, or [1, vocab] of the last.
+  kreg::Array prefill(const std::vector<int>& ids, bool every_position = false);
+
+  // One decode step: the token at the next position. Returns its logits [1, vocab].
+  kreg::Array decode(int id);
+
+  int position() const { return position_; }
+
+  // Every weight by its name in transformers' checkpoints (the experts stacked, as
+  // "mlp.experts.{gate,up,down}").
+  std::vector<std::pair<std::string, kreg::Array>> named_weights() const;
+
+ private:
+  // One layer over `x` [tokens, hidden] at `positions` (int32 [tokens]); decode reads the
+  // cache, prefill attends over its own tokens. Returns the new residual stream.
+  kreg::Array layer(int index, const kreg::Array& x, const kreg::Array& positions, int tokens,
+                    bool decoding);
+  kreg::Array logits(const kreg::Array& x);
+
+  Config config_;
+  std::vector<Layer> layers_;
+  kreg::Array embed_, final_norm_, lm_head_;
+  std::vector<kreg::Array> k_cache_, v_cache_;  // per layer, [pages, page_size, kv_heads, d]
+  kreg::Array block_table_;                     // int32 [1, pages]: page i is page i
+  int position_ = 0;
+};
+
+}  // namespace llm

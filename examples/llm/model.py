@@ -1,0 +1,180 @@
+"""The decoders of examples/llm (a Llama-style dense model, a Qwen3-MoE-style one) on kreg.ops
+from Python, over torch tensors: transformers makes the model with its own random weights
+(seeded), kreg runs them, and transformers runs them too as the check. Prefill of a prompt, then
+decode steps against a paged KV cache, timed; with --manifest, the kernels a manifest lists are
+prewarmed first (and the manifest written after a run that found none).
+
+    python3 examples/llm/model.py [--model llama|qwen3_moe] [--prompt N] [--decode N]
+                                  [--runs N] [--manifest FILE]
+
+Exit status 0 when kreg's logits are as close to transformers in float32 as transformers in
+bfloat16 is (see check_transformers.py).
+"""
+import argparse
+import copy
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import kreg
+import hf_models
+
+ops = kreg.ops
+
+
+class Decoder:
+    """The model of decoder.cpp, on the weights of a transformers model."""
+
+    def __init__(self, hf, c, max_tokens):
+        p = {k: v.detach() for k, v in hf.named_parameters()}
+        self.c = c
+        self.embed = p["model.embed_tokens.weight"]
+        self.final_norm = p["model.norm.weight"]
+        self.lm_head = p["lm_head.weight"]
+        self.layers = []
+        for i in range(c["layers"]):
+            pre = "model.layers.%d." % i
+            w = {k: p[pre + v] for k, v in (
+                ("input_norm", "input_layernorm.weight"), ("wq", "self_attn.q_proj.weight"),
+                ("wk", "self_attn.k_proj.weight"), ("wv", "self_attn.v_proj.weight"),
+                ("wo", "self_attn.o_proj.weight"), ("post_norm", "post_attention_layernorm.weight"))}
+            if c["experts"]:
+                w["q_norm"] = p[pre + "self_attn.q_norm.weight"]
+                w["k_norm"] = p[pre + "self_attn.k_norm.weight"]
+                w["router"] = p[pre + "mlp.gate.weight"]
+                w["experts"] = hf_models.stacked_experts(p, pre + "mlp.experts.", c["experts"])
+            else:
+                w.update(gate=p[pre + "mlp.gate_proj.weight"], up=p[pre + "mlp.up_proj.weight"],
+                         down=p[pre + "mlp.down_proj.weight"])
+            self.layers.append(w)
+        page = 64
+        pages = math.ceil(max_tokens / page)
+        shape = (pages, page, c["kv_heads"], c["head_dim"])
+        self.k_cache = [torch.empty(shape, dtype=torch.bfloat16, device="cuda")
+                        for _ in range(c["layers"])]
+        self.v_cache = [torch.empty_like(k) for k in self.k_cache]
+        self.block_table = torch.arange(pages, dtype=torch.int32, device="cuda").reshape(1, pages)
+        self.position = 0
+
+    def layer(self, i, x, positions, decoding):
+        c, w, tokens = self.c, self.layers[i], x.shape[0]
+        heads, kv, d = c["heads"], c["kv_heads"], c["head_dim"]
+        n = ops.rms_norm(x, w["input_norm"], c["eps"])
+        q = ops.matmul(n, w["wq"].t()).view(tokens, heads, d)
+        k = ops.matmul(n, w["wk"].t()).view(tokens, kv, d)
+        v = ops.matmul(n, w["wv"].t()).view(tokens, kv, d)
+        if "q_norm" in w:
+            q, k = ops.rms_norm(q, w["q_norm"], c["eps"]), ops.rms_norm(k, w["k_norm"], c["eps"])
+        q = ops.rope(q, positions, c["rope_theta"], True)
+        if decoding:
+            ops.kv_append(self.k_cache[i], self.v_cache[i], k, v, positions,
+                          rope_positions=positions, rope_base=c["rope_theta"], rope_neox=True)
+            seq_lens = torch.tensor([self.position + 1], dtype=torch.int32, device="cuda")
+            o = ops.decode_attention(q, self.k_cache[i], self.v_cache[i], self.block_table,
+                                     seq_lens)
+        else:
+            k = ops.rope(k, positions, c["rope_theta"], True)
+            ops.kv_append(self.k_cache[i], self.v_cache[i], k, v, positions)
+            o = ops.attention(q[None], k[None], v[None], causal=True)
+        h = ops.matmul(o.reshape(tokens, heads * d), w["wo"].t(), epilogue="residual", other=x)
+        n2 = ops.rms_norm(h, w["post_norm"], c["eps"])
+        if "experts" in w:
+            logits = ops.matmul(n2, w["router"].t())
+            return ops.add(h, ops.moe(n2, logits, *w["experts"], top_k=c["top_k"]))
+        up = ops.matmul(n2, w["up"].t())
+        act = ops.matmul(n2, w["gate"].t(), epilogue="silu_gate", other=up)
+        return ops.matmul(act, w["down"].t(), epilogue="residual", other=h)
+
+    def logits(self, x):
+        return ops.matmul(ops.rms_norm(x, self.final_norm, self.c["eps"]), self.lm_head.t())
+
+    def prefill(self, ids):
+        positions = torch.arange(len(ids), dtype=torch.int32, device="cuda")
+        x = ops.embedding(self.embed, torch.tensor(ids, dtype=torch.int32, device="cuda"))
+        for i in range(self.c["layers"]):
+            x = self.layer(i, x, positions, False)
+        self.position = len(ids)
+        return self.logits(x[-1:])
+
+    def decode(self, token):
+        positions = torch.tensor([self.position], dtype=torch.int32, device="cuda")
+        x = ops.embedding(self.embed, torch.tensor([token], dtype=torch.int32, device="cuda"))
+        for i in range(self.c["layers"]):
+            x = self.layer(i, x, positions, True)
+        self.position += 1
+        return self.logits(x)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="llama", choices=["llama", "qwen3_moe"])
+    parser.add_argument("--prompt", type=int, default=512)
+    parser.add_argument("--decode", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--manifest")
+    args = parser.parse_args()
+    c = hf_models.LLAMA if args.model == "llama" else hf_models.QWEN3_MOE
+    prewarmed = 0
+    start = time.perf_counter()
+    if args.manifest and os.path.exists(args.manifest):
+        prewarmed = kreg.device_registry().prewarm_manifest(args.manifest)
+    prewarm_ms = (time.perf_counter() - start) * 1e3
+    torch.manual_seed(args.seed)
+    hf = hf_models.build(c)
+    if c["experts"]:
+        # A router whose logits spread wide, as trained routers' do (see decoder.cpp): its
+        # weights rescaled to decoder.cpp's spread, 4 x 1.7 / sqrt(hidden) uniform.
+        want = 4 * 1.7 / math.sqrt(3 * c["hidden"])
+        with torch.no_grad():
+            for name, p in hf.named_parameters():
+                if name.endswith("mlp.gate.weight"):
+                    p.mul_(want / p.float().std().item())
+    model = Decoder(hf, c, args.prompt + args.decode)
+    g = torch.Generator().manual_seed(args.seed)
+    prompt = torch.randint(0, c["vocab"], (args.prompt,), generator=g).tolist()
+    steps = torch.randint(0, c["vocab"], (args.decode,), generator=g).tolist()
+
+    def timed(call):
+        t = time.perf_counter()
+        out = call()
+        torch.cuda.synchronize()
+        return out, (time.perf_counter() - t) * 1e3
+
+    _, first = timed(lambda: model.prefill(prompt))
+    warm = [timed(lambda: model.prefill(prompt))[1] for _ in range(args.runs)]
+    ours = [model.prefill(prompt)[0].double().cpu().numpy()]
+    step_ms = []
+    for token in steps:
+        logits, ms = timed(lambda: model.decode(token))
+        step_ms.append(ms)
+        ours.append(logits[0].double().cpu().numpy())
+    if args.manifest and not prewarmed:
+        kreg.device_registry().write_manifest(args.manifest)
+
+    truth = hf_models.run(copy.deepcopy(hf).float(), prompt, steps)
+    theirs = hf_models.run(hf, prompt, steps)
+    rel_k, same_k = hf_models.distances(ours, truth)
+    rel_h, same_h = hf_models.distances(theirs, truth)
+    limit = max(3e-2, 1.5 * max(rel_h))
+    ok = max(rel_k) <= limit and sum(same_k) >= sum(same_h) - 1
+    decode_ms = statistics.median(step_ms[1:] or step_ms)
+    print("%s from Python (kreg.ops on torch tensors): %d-token prefill, %d decode steps" % (
+        c["model"], args.prompt, args.decode))
+    print("  prewarm of %d kernels %.1f ms; first prefill %.2f ms, warm median %.2f ms "
+          "(%.2fx); decode step median %.2f ms (%.0f tokens/s)" % (
+              prewarmed, prewarm_ms, first, statistics.median(warm),
+              first / statistics.median(warm), decode_ms, 1e3 / decode_ms))
+    print("  against transformers in float32: kreg worst relative L2 %.3e, same top token in %d "
+          "of %d; transformers bfloat16 %.3e, %d: %s" % (
+              max(rel_k), sum(same_k), len(ours), max(rel_h), sum(same_h),
+              "within bfloat16 tolerance" if ok else "NOT within tolerance"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
