@@ -16,5 +16,6 @@
 #include <kreg/registry.hpp>
 #include <kreg/remote_cache.hpp>
 #include <kreg/stream.hpp>
+#include <kreg/tune.hpp>
 #include <kreg/types.hpp>
 #include <kreg/version.hpp>

@@ -5,12 +5,14 @@
 #include <kreg/binary.hpp>
 #include <kreg/constants.hpp>
 #include <kreg/kernel.hpp>
+#include <kreg/tune.hpp>
 #include <kreg/types.hpp>
 
 #include <cstddef>
 #include <filesystem>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -159,6 +161,34 @@ class Registry {
   /// Compiles nothing. Throws as `compile` does for an unknown name or a bad constant set,
   /// and `NoDevice` when there is no target arch.
   std::vector<std::string> entry_digests(const std::vector<KernelRequest>& requests);
+
+  /// Finds which candidate of `space` runs `name` fastest on this registry's GPU, for the
+  /// problem shapes that `bucket` stands for (the caller's own words, such as
+  /// "m16_n4096_k4096"). The candidates compile in parallel; then each, in the space's order,
+  /// is launched by `run` `options.warmup` times, checked with `options.check`, and timed
+  /// over `options.repeats` launches with CUDA events on the current stream (median).
+  ///
+  /// Each candidate's time is a record of the caches: in memory, on disk and in the remote
+  /// cache (signed there like binaries, and carried by bundles), under the candidate's own key
+  /// (its binary's storage key: source, headers, options, constants, arch, NVRTC), the GPU's
+  /// name and multiprocessor count, and the bucket. A later call, in this process or another
+  /// sharing a cache, times only the candidates it finds no record for: none after a first
+  /// run, a new one added to the space, all of them after the source changes. A candidate
+  /// that does not compile or fails the check is recorded as such and cannot win; one whose
+  /// launch fails is left out of this call only. `TuneResult::timed` says how many were
+  /// timed.
+  ///
+  /// Throws `InvalidArgument` for a bad space (see `TuneSpace::candidates`), an empty
+  /// bucket, a constant index the source does not declare, or no `run` without a timer;
+  /// `KernelNotFound`; `NoDevice` (the GPU timer needs a GPU; a `TuneOptions::timer` and an
+  /// explicit arch do not); and `CompileError` when no candidate is ok.
+  TuneResult tune(std::string_view name, const TuneSpace& space, std::string_view bucket,
+                  const TuneRun& run, const TuneOptions& options = {});
+  /// The winner of `space` for `bucket` from the records alone: std::nullopt when a
+  /// candidate has none (nothing is compiled, launched or timed), or when none is ok. For
+  /// ops that use a tuned specialization where there is one and a default otherwise.
+  std::optional<Constants> tuned(std::string_view name, const TuneSpace& space,
+                                 std::string_view bucket);
 
  private:
   std::unique_ptr<registry::RegistryImpl> impl_;

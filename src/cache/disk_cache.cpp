@@ -255,8 +255,9 @@ std::optional<std::string> DiskCache::load(std::string_view key) {
     auto entry = decode_entry(*bytes, &why);
     if (entry && entry->key != key) why = "holds another key";
     if (!entry || entry->key != key) {
-      // A miss: the caller recompiles and store() replaces the file.
-      warn(path.string() + " is unusable (" + why + "); recompiling");
+      // A miss: the caller makes the value again (a compile, a tuning run) and store()
+      // replaces the file.
+      warn(path.string() + " is unusable (" + why + "); ignored, to be made again");
       return std::nullopt;
     }
     return std::move(entry->payload);

@@ -107,6 +107,8 @@ Loaded load() {
   KREG_RESOLVE(cuEventCreate);
   KREG_RESOLVE(cuEventDestroy);
   KREG_RESOLVE(cuEventRecord);
+  KREG_RESOLVE(cuEventSynchronize);
+  KREG_RESOLVE(cuEventElapsedTime);
   KREG_RESOLVE(cuMemPoolCreate);
   KREG_RESOLVE(cuMemPoolDestroy);
   KREG_RESOLVE(cuMemPoolSetAttribute);

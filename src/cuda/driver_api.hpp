@@ -45,6 +45,8 @@ struct DriverApi {
   decltype(&::cuEventCreate) cuEventCreate = nullptr;
   decltype(&::cuEventDestroy) cuEventDestroy = nullptr;
   decltype(&::cuEventRecord) cuEventRecord = nullptr;
+  decltype(&::cuEventSynchronize) cuEventSynchronize = nullptr;
+  decltype(&::cuEventElapsedTime) cuEventElapsedTime = nullptr;
   decltype(&::cuMemPoolCreate) cuMemPoolCreate = nullptr;
   decltype(&::cuMemPoolDestroy) cuMemPoolDestroy = nullptr;
   decltype(&::cuMemPoolSetAttribute) cuMemPoolSetAttribute = nullptr;

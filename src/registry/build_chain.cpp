@@ -87,6 +87,25 @@ void BuildChain::offer(std::size_t from, const BuildRequest& request, const Foun
   }
 }
 
+std::optional<std::string> BuildChain::find_record(const std::string& key) {
+  for (std::size_t i = 0; i < tiers_.size(); ++i) {
+    if (!tiers_[i]->keyed()) continue;
+    std::optional<std::string> found = tiers_[i]->find_record(key);
+    if (!found) continue;
+    for (std::size_t earlier = 0; earlier < i; ++earlier) {
+      if (tiers_[earlier]->keyed()) tiers_[earlier]->store_record(key, *found);
+    }
+    return found;
+  }
+  return std::nullopt;
+}
+
+void BuildChain::store_record(const std::string& key, const std::string& payload) noexcept {
+  for (const std::unique_ptr<Tier>& tier : tiers_) {
+    if (tier->keyed()) tier->store_record(key, payload);
+  }
+}
+
 void BuildChain::flush() {
   for (const std::unique_ptr<Tier>& tier : tiers_) tier->flush();
 }

@@ -48,6 +48,11 @@ class BuildChain {
   Found build(const BuildRequest& request);
   // Returns once every tier has written what it was given.
   void flush();
+  // A record (tier.hpp's find_record) from the first keyed tier that has it, offered to the
+  // keyed tiers before that one; std::nullopt when none has it.
+  std::optional<std::string> find_record(const std::string& key);
+  // Offers a record to every keyed tier.
+  void store_record(const std::string& key, const std::string& payload) noexcept;
   // The disk cache folder; empty without a disk tier.
   std::filesystem::path cache_dir() const;
 

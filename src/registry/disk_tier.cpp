@@ -32,4 +32,12 @@ void DiskTier::store(const BuildRequest& request, const Found& found) noexcept {
   }
 }
 
+void DiskTier::store_record(const std::string& key, const std::string& payload) noexcept {
+  try {
+    writer_.submit(key, payload);
+  } catch (...) {
+    // Out of memory: the record is simply not stored.
+  }
+}
+
 }  // namespace kreg::registry

@@ -28,6 +28,10 @@ class DiskTier final : public Tier {
   std::optional<Found> find(const BuildRequest& request) override;
   void store(const BuildRequest& request, const Found& found) noexcept override;
   void flush() override { writer_.flush(); }
+  std::optional<std::string> find_record(const std::string& key) override {
+    return cache_->load(key);
+  }
+  void store_record(const std::string& key, const std::string& payload) noexcept override;
 
   const std::filesystem::path& dir() const noexcept { return cache_->dir(); }
 

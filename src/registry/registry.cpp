@@ -110,4 +110,14 @@ std::vector<std::string> Registry::entry_digests(const std::vector<KernelRequest
   return impl_->entry_digests(requests);
 }
 
+TuneResult Registry::tune(std::string_view name, const TuneSpace& space, std::string_view bucket,
+                          const TuneRun& run, const TuneOptions& options) {
+  return impl_->tune(name, space, bucket, run, options);
+}
+
+std::optional<Constants> Registry::tuned(std::string_view name, const TuneSpace& space,
+                                         std::string_view bucket) {
+  return impl_->tuned(name, space, bucket);
+}
+
 }  // namespace kreg

@@ -140,11 +140,15 @@ std::string RegistryImpl::target_arch(const registry::Source& source) {
   return registry::source_arch(source, std::move(arch));
 }
 
-std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
+registry::BuildRequest RegistryImpl::build_request(const Resolved& r, bool pooled) {
   std::string arch = target_arch(*r.source);
   std::string key = binary_key(r, arch);
-  const registry::BuildRequest request(*r.source, r.values, r.label, std::move(key),
-                                       std::move(arch), options_.compile_options, pooled);
+  return {*r.source, r.values, r.label, std::move(key), std::move(arch), options_.compile_options,
+          pooled};
+}
+
+std::shared_ptr<const Binary> RegistryImpl::build(const Resolved& r, bool pooled) {
+  const registry::BuildRequest request = build_request(r, pooled);
   return make_binary(r, request, chain_.build(request));
 }
 
@@ -407,10 +411,7 @@ std::vector<std::string> RegistryImpl::entry_digests(const std::vector<KernelReq
   out.reserve(requests.size());
   for (const KernelRequest& k : requests) {
     const Resolved r = resolve(k.name, k.constants);
-    std::string arch = target_arch(*r.source);
-    std::string key = binary_key(r, arch);
-    const registry::BuildRequest request(*r.source, r.values, r.label, std::move(key),
-                                         std::move(arch), options_.compile_options, false);
+    const registry::BuildRequest request = build_request(r, false);
     out.push_back(registry::key_can_cover(*r.source, request.request)
                       ? cache::key_digest(registry::storage_key(salt, request))
                       : std::string());

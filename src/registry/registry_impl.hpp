@@ -13,11 +13,14 @@
 #include "registry/counters.hpp"
 #include "registry/source.hpp"
 #include "registry/source_set.hpp"
+#include "registry/tier.hpp"
 
 #include <atomic>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +56,14 @@ struct Resolved {
   std::string label;
   std::string lookup_key;  // core::LookupKey
   std::string binary_key;  // "<source id>|<constants key>"
+};
+
+// One candidate's time from a tuning run (tuning.cpp).
+struct TuningRecord {
+  bool ok = false;
+  double ms = 0;
+  int repeats = 0;
+  std::string why;  // when not ok
 };
 
 // Members are grouped by purpose, not packed by size: there is one per registry.
@@ -95,6 +106,11 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   // the target is its arch): prewarm loads only then.
   bool can_load();
 
+  TuneResult tune(std::string_view name, const TuneSpace& space, std::string_view bucket,
+                  const TuneRun& run, const TuneOptions& options);
+  std::optional<Constants> tuned(std::string_view name, const TuneSpace& space,
+                                 std::string_view bucket);
+
  private:
   Resolved resolve(std::string_view name, const Constants& constants) const;
   // `pooled`: compile in a worker process when the registry has started them.
@@ -104,6 +120,8 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
                                             const registry::BuildRequest& request,
                                             registry::Found found);
   const CacheEntry& entry_for(const Resolved& request, bool pooled = false);
+  // The build request for `r` on this registry's target (NoDevice without one).
+  BuildRequest build_request(const Resolved& r, bool pooled);
   // Whether `name` still reaches the source `id` (not replaced or shadowed since). Under
   // mutex_.
   bool current(std::string_view name, std::uint64_t id) const;
@@ -120,6 +138,23 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
                                          const ProgressCallback& progress, std::size_t& ready);
   core::ThreadPool& pool();
   unsigned prewarm_threads() const;
+
+  // A tuning candidate: its constants and label, and the key its record is kept under
+  // (persistent: in the disk and remote caches too, else in this registry only).
+  struct Tuned {
+    Constants constants;
+    std::string label;
+    std::string record_key;
+    bool persistent = false;
+  };
+  std::vector<Tuned> tuning_entries(std::string_view name, const TuneSpace& space,
+                                    std::string_view bucket);
+  // "name/multiprocessors" of the registry's GPU, or "no-gpu".
+  std::string gpu_identity() const;
+  std::optional<TuningRecord> find_record(const Tuned& t);
+  // Keeps a record in memory, and in the caches when `lasting` (a result the next run would
+  // see again: a time, a compile failure, a refused check).
+  void keep_record(const Tuned& t, const TuningRecord& record, bool lasting);
 
   RegistryOptions options_;
   bool nvtx_ = false;
@@ -147,6 +182,9 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
 
   std::mutex pool_mutex_;
   std::unique_ptr<core::ThreadPool> pool_;  // after workers_ and chain_, which its tasks use
+
+  std::mutex records_mutex_;
+  std::map<std::string, TuningRecord> records_;  // tuning records seen or made, by key
 };
 
 }  // namespace kreg::registry

@@ -56,4 +56,23 @@ void RemoteTier::store(const BuildRequest& request, const Found& found) noexcept
   }
 }
 
+std::optional<std::string> RemoteTier::find_record(const std::string& key) {
+  cache::RemoteCache::Loaded loaded = remote_.load(key);
+  switch (loaded.outcome) {
+    case cache::RemoteCache::Outcome::Hit: return std::move(loaded.payload);
+    case cache::RemoteCache::Outcome::Rejected: counters_.add(Counter::RemoteRejected); break;
+    case cache::RemoteCache::Outcome::Failed: counters_.add(Counter::RemoteErrors); break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+void RemoteTier::store_record(const std::string& key, const std::string& payload) noexcept {
+  try {
+    if (!remote_.config().read_only) writer_.submit(key, payload);
+  } catch (...) {
+    // Out of memory: the record is simply not sent.
+  }
+}
+
 }  // namespace kreg::registry

@@ -27,6 +27,8 @@ class RemoteTier final : public Tier {
   std::optional<Found> find(const BuildRequest& request) override;
   void store(const BuildRequest& request, const Found& found) noexcept override;
   void flush() override { writer_.flush(); }
+  std::optional<std::string> find_record(const std::string& key) override;
+  void store_record(const std::string& key, const std::string& payload) noexcept override;
 
  private:
   void rejected(const BuildRequest& request, const std::string& why) noexcept;

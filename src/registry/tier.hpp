@@ -78,6 +78,13 @@ class Tier {
   virtual void store(const BuildRequest& request, const Found& found) noexcept = 0;
   // Returns once everything stored so far is where another process can find it.
   virtual void flush() {}
+
+  // Small records that are not binaries (a tuning run's times), kept by a keyed tier under
+  // their full key, checked as its binaries are. A tier that keeps none misses and drops.
+  virtual std::optional<std::string> find_record(const std::string& /*key*/) {
+    return std::nullopt;
+  }
+  virtual void store_record(const std::string& /*key*/, const std::string& /*payload*/) noexcept {}
 };
 
 // A stored payload (compiler::encode of a Result) as a Found, if it decodes to a successful

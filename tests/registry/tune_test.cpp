@@ -1,0 +1,249 @@
+// Registry::tune and Registry::tuned without a GPU: candidates are compiled for sm_90 and timed
+// by a fake timer (a function of their constants), so that the winner, what is timed and what
+// is read back from the caches are known exactly. A second registry on the same cache folder
+// stands for a second process.
+#include "cache/entry.hpp"
+#include "test_support.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <map>
+
+namespace kreg {
+namespace {
+
+using test::contains;
+using test::expect_error;
+
+constexpr const char* kSource = R"(
+#include <kreg/kernel.cuh>
+KREG_CONSTANT_DEFAULT(int, tile, 300, 32);
+KREG_CONSTANT_DEFAULT(bool, unrolled, 200, false);
+static_assert(tile != 48, "a tile of 48 does not fit");
+extern "C" __global__ void tiled(int* out) { out[0] = tile + (unrolled ? 1 : 0); }
+)";
+
+// A made-up cost: fastest at tile 64 unrolled.
+double cost(const Constants& c) {
+  double ms = 1.0;
+  for (const auto& [index, value] : c.ints)
+    ms += index == 300 ? (value > 64 ? value - 64 : 64 - value) : 0;
+  for (const auto& [index, value] : c.bools) ms += index == 200 && !value ? 0.5 : 0;
+  return ms;
+}
+
+TuneSpace space(std::vector<std::int32_t> tiles = {16, 32, 64, 128}) {
+  TuneSpace s;
+  s.ints = {{300, std::move(tiles)}};
+  s.bools = {200};
+  return s;
+}
+
+// A fake timer that counts its calls and never launches.
+struct FakeTimer {
+  std::map<std::string, int> calls;
+  TuneOptions options() {
+    TuneOptions o;
+    o.timer = [this](const Constants& c, const std::function<void()>&) {
+      ++calls[constants_key(c)];
+      return cost(c);
+    };
+    return o;
+  }
+  int total() const {
+    int n = 0;
+    for (const auto& [key, count] : calls) n += count;
+    return n;
+  }
+};
+
+TEST(TuneSpace, CandidatesInOrderWithFixedValuesAndARule) {
+  TuneSpace s;
+  s.ints = {{301, {8, 4}}, {300, {1, 2, 3}}};
+  s.bools = {200};
+  s.fixed.ints = {{302, 7}};
+  const std::vector<Constants> all = s.candidates();
+  ASSERT_EQ(all.size(), 12U);
+  EXPECT_EQ(constants_key(all.front()), "200:b0|300:i1|301:i8|302:i7");  // the default
+  EXPECT_EQ(constants_key(all[1]), "200:b1|300:i1|301:i8|302:i7");       // bools vary fastest
+  EXPECT_EQ(constants_key(all.back()), "200:b1|300:i3|301:i4|302:i7");
+  s.accept = [](const Constants& c) {
+    for (const auto& [index, value] : c.ints) {
+      if (index == 301) return value == 4;
+    }
+    return false;
+  };
+  EXPECT_EQ(s.candidates().size(), 6U);
+  EXPECT_EQ(constants_key(s.candidates().front()), "200:b0|300:i1|301:i4|302:i7");
+
+  s.accept = [](const Constants&) { return false; };
+  std::string m = expect_error(ErrorCode::InvalidArgument, [&] { s.candidates(); });
+  EXPECT_TRUE(contains(m, "refuses every combination")) << m;
+  TuneSpace twice;
+  twice.ints = {{300, {1}}};
+  twice.fixed.ints = {{300, 2}};
+  m = expect_error(ErrorCode::InvalidArgument, [&] { twice.candidates(); });
+  EXPECT_TRUE(contains(m, "constant 300 is listed twice")) << m;
+  TuneSpace empty;
+  empty.ints = {{300, {}}};
+  m = expect_error(ErrorCode::InvalidArgument, [&] { empty.candidates(); });
+  EXPECT_TRUE(contains(m, "no values")) << m;
+  EXPECT_EQ(TuneSpace{}.candidates().size(), 1U);  // nothing to tune: the fixed set alone
+}
+
+TEST(Tune, AFakeTimerPicksTheFastestAndASecondCallTimesNothing) {
+  test::ScratchDir dir("kreg_tune_");
+  Registry reg(test::sm90_disk_options(dir.path()));
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  const TuneResult first = reg.tune("tiled", space(), "n4096", {}, timer.options());
+  EXPECT_EQ(constants_key(first.winner), "200:b1|300:i64");
+  EXPECT_DOUBLE_EQ(first.ms, 1.0);
+  EXPECT_EQ(first.timed, 8U);
+  EXPECT_EQ(timer.total(), 8);
+  ASSERT_EQ(first.candidates.size(), 8U);
+  EXPECT_EQ(first.candidates[0].label, "tiled|200:b0|300:i16");
+  for (const TuneResult::Candidate& c : first.candidates) {
+    EXPECT_TRUE(c.ok && c.timed) << c.label << ": " << c.why;
+    EXPECT_DOUBLE_EQ(c.ms, cost(c.constants)) << c.label;
+  }
+  const TuneResult again = reg.tune("tiled", space(), "n4096", {}, timer.options());
+  EXPECT_EQ(again.timed, 0U);
+  EXPECT_EQ(timer.total(), 8);
+  EXPECT_EQ(constants_key(again.winner), "200:b1|300:i64");
+  EXPECT_EQ(constants_key(*reg.tuned("tiled", space(), "n4096")), "200:b1|300:i64");
+  // Another bucket is another tuning.
+  EXPECT_FALSE(reg.tuned("tiled", space(), "n128").has_value());
+  EXPECT_EQ(reg.tune("tiled", space(), "n128", {}, timer.options()).timed, 8U);
+}
+
+TEST(Tune, ASecondRegistryOnTheSameCacheUsesTheStoredTimes) {
+  test::ScratchDir dir("kreg_tune_");
+  {
+    Registry reg(test::sm90_disk_options(dir.path()));
+    reg.register_source("tiled", kSource);
+    FakeTimer timer;
+    reg.tune("tiled", space(), "n4096", {}, timer.options());
+    reg.flush_disk_cache();
+  }
+  Registry second(test::sm90_disk_options(dir.path()));
+  second.register_source("tiled", kSource);
+  EXPECT_EQ(constants_key(*second.tuned("tiled", space(), "n4096")), "200:b1|300:i64");
+  TuneOptions never;
+  never.timer = [](const Constants& c, const std::function<void()>&) -> double {
+    ADD_FAILURE() << "timed " << constants_key(c);
+    return 1;
+  };
+  const TuneResult r = second.tune("tiled", space(), "n4096", {}, never);
+  EXPECT_EQ(r.timed, 0U);
+  EXPECT_EQ(constants_key(r.winner), "200:b1|300:i64");
+  EXPECT_EQ(second.stats().compiles, 0U);  // the winner is known without building anything
+}
+
+TEST(Tune, ANewCandidateIsTheOnlyOneTimedAndAChangedSourceRetimesAll) {
+  test::ScratchDir dir("kreg_tune_");
+  Registry reg(test::sm90_disk_options(dir.path()));
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  reg.tune("tiled", space(), "b", {}, timer.options());
+  timer.calls.clear();
+  const TuneResult wider =
+      reg.tune("tiled", space({16, 32, 64, 128, 60}), "b", {}, timer.options());
+  EXPECT_EQ(wider.timed, 2U);  // tile 60, both ways
+  EXPECT_EQ(timer.calls.size(), 2U);
+  EXPECT_EQ(timer.calls.count("200:b0|300:i60"), 1U);
+  EXPECT_EQ(constants_key(wider.winner), "200:b1|300:i64");
+  reg.flush_disk_cache();
+
+  Registry changed(test::sm90_disk_options(dir.path()));
+  changed.register_source("tiled", std::string(kSource) + "// a new line: another source\n");
+  timer.calls.clear();
+  EXPECT_FALSE(changed.tuned("tiled", space(), "b").has_value());
+  EXPECT_EQ(changed.tune("tiled", space(), "b", {}, timer.options()).timed, 8U);
+}
+
+TEST(Tune, CorruptAndForeignRecordsAreIgnored) {
+  test::ScratchDir dir("kreg_tune_");
+  {
+    Registry reg(test::sm90_disk_options(dir.path()));
+    reg.register_source("tiled", kSource);
+    FakeTimer timer;
+    reg.tune("tiled", space(), "b", {}, timer.options());
+    reg.flush_disk_cache();
+  }
+  // The record files, found by their keys.
+  std::vector<std::filesystem::path> records;
+  for (const auto& file : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (file.path().extension() != ".kbin") continue;
+    std::ifstream in(file.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::optional<cache::DecodedEntry> entry = cache::decode_entry(bytes);
+    if (entry && entry->key.rfind("kreg-tune 1|", 0) == 0) records.push_back(file.path());
+  }
+  ASSERT_EQ(records.size(), 8U);
+  {
+    std::fstream f(records[0], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.write("garbage", 7);  // a corrupt record: its checksum fails
+  }
+  std::filesystem::copy_file(records[1], records[2],
+                             std::filesystem::copy_options::overwrite_existing);  // foreign
+  Registry reg(test::sm90_disk_options(dir.path()));
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  const TuneResult r = reg.tune("tiled", space(), "b", {}, timer.options());
+  EXPECT_EQ(r.timed, 2U);
+  EXPECT_EQ(constants_key(r.winner), "200:b1|300:i64");
+}
+
+TEST(Tune, CandidatesThatDoNotCompileOrFailTheCheckCannotWinAndStaySo) {
+  test::ScratchDir dir("kreg_tune_");
+  TuneSpace s = space({48, 64, 128});
+  FakeTimer timer;
+  TuneOptions options = timer.options();
+  options.check = [](const Constants& c) { return constants_key(c) != "200:b1|300:i64"; };
+  {
+    Registry reg(test::sm90_disk_options(dir.path()));
+    reg.register_source("tiled", kSource);
+    const TuneResult r = reg.tune("tiled", s, "b", {}, options);
+    EXPECT_EQ(constants_key(r.winner), "200:b0|300:i64");
+    ASSERT_EQ(r.candidates.size(), 6U);
+    EXPECT_FALSE(r.candidates[0].ok);
+    EXPECT_TRUE(contains(r.candidates[0].why, "a tile of 48 does not fit")) << r.candidates[0].why;
+    EXPECT_FALSE(r.candidates[3].ok);
+    EXPECT_TRUE(contains(r.candidates[3].why, "check")) << r.candidates[3].why;
+    reg.flush_disk_cache();
+  }
+  Registry second(test::sm90_disk_options(dir.path()));
+  second.register_source("tiled", kSource);
+  const TuneResult r = second.tune("tiled", s, "b", {}, options);
+  EXPECT_EQ(r.timed, 0U);  // the failures were recorded too
+  EXPECT_EQ(constants_key(r.winner), "200:b0|300:i64");
+  EXPECT_FALSE(r.candidates[0].ok);
+}
+
+TEST(Tune, BadCallsAndNoCandidateOk) {
+  Registry reg(test::sm90_options());
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  std::string m = expect_error(ErrorCode::InvalidArgument,
+                               [&] { reg.tune("tiled", space(), "", {}, timer.options()); });
+  EXPECT_TRUE(contains(m, "bucket")) << m;
+  m = expect_error(ErrorCode::InvalidArgument, [&] { reg.tune("tiled", space(), "b", {}); });
+  EXPECT_TRUE(contains(m, "run function")) << m;
+  TuneSpace undeclared;
+  undeclared.ints = {{305, {1, 2}}};
+  expect_error(ErrorCode::InvalidArgument,
+               [&] { reg.tune("tiled", undeclared, "b", {}, timer.options()); });
+  expect_error(ErrorCode::KernelNotFound,
+               [&] { reg.tune("nope", space(), "b", {}, timer.options()); });
+  TuneSpace only_48;
+  only_48.ints = {{300, {48}}};
+  m = expect_error(ErrorCode::CompileError,
+                   [&] { reg.tune("tiled", only_48, "b", {}, timer.options()); });
+  EXPECT_TRUE(contains(m, "no candidate of 'tiled' for 'b'")) << m;
+  EXPECT_TRUE(contains(m, "tiled|300:i48")) << m;
+}
+
+}  // namespace
+}  // namespace kreg
