@@ -102,5 +102,37 @@ TEST_F(Bundle, ASignedBundleImportsOnlyWithItsSecret) {
   EXPECT_EQ(unsigned_in.refused, static_cast<std::size_t>(kKernels));
 }
 
+TEST_F(Bundle, AWholeCacheExportCarriesTuningRecords) {
+  TuneSpace space;
+  space.ints = {{300, {16, 32}}};
+  int timed = 0;
+  TuneOptions fake;
+  fake.timer = [&timed](const Constants& c, const std::function<void()>&) {
+    ++timed;
+    return static_cast<double>(c.ints[0].second);
+  };
+  const char* source = R"(
+#include <kreg/kernel.cuh>
+KREG_CONSTANT_DEFAULT(int, tile, 300, 32);
+extern "C" __global__ void tiled(int* out) { out[0] = tile; }
+)";
+  const auto tune_on = [&](const fs::path& dir) {
+    RegistryOptions o = test::remote_options(dir, "");
+    o.arch = "sm_90";
+    Registry reg(o);
+    reg.register_source("tiled", source);
+    const TuneResult r = reg.tune("tiled", space, "bucket", {}, fake);
+    EXPECT_EQ(constants_key(r.winner), "300:i16");
+    reg.flush_disk_cache();
+    return r.timed;
+  };
+  EXPECT_EQ(tune_on(source_dir()), 2U);
+  const BundleReport out = export_bundle(file(), source_dir());
+  EXPECT_EQ(out.entries, static_cast<std::size_t>(kKernels) + 2 + 2);  // and two binaries
+  EXPECT_EQ(import_bundle(file(), scratch_.path() / "image").entries, out.entries);
+  EXPECT_EQ(tune_on(scratch_.path() / "image"), 0U);
+  EXPECT_EQ(timed, 2);
+}
+
 }  // namespace
 }  // namespace kreg

@@ -271,5 +271,42 @@ TEST(RemoteTierNoServer, ADeadServerCostsLessThanTheConnectTimeout) {
   EXPECT_LT(reg2.stats().remote_ms, 100.0);
 }
 
+// Tuning records travel as binaries do: a member with an empty disk and the same secret
+// times nothing; one with another secret refuses them and times everything.
+TEST_F(RemoteTier, TuningRecordsAreSharedSignedThroughTheServer) {
+  const char* source = R"(
+#include <kreg/kernel.cuh>
+KREG_CONSTANT_DEFAULT(int, tile, 300, 32);
+extern "C" __global__ void tiled(int* out) { out[0] = tile; }
+)";
+  TuneSpace space;
+  space.ints = {{300, {16, 32, 64}}};
+  int timed = 0;
+  TuneOptions fake;
+  fake.timer = [&timed](const Constants& c, const std::function<void()>&) {
+    ++timed;
+    return 1.0 + (c.ints[0].second == 64 ? 0.0 : 1.0);
+  };
+  const auto tune_on = [&](const std::string& name, const std::string& secret) {
+    RegistryOptions o = options(name);
+    o.arch = "sm_90";
+    o.remote.secret = secret;
+    Registry reg(o);
+    reg.register_source("tiled", source);
+    const TuneResult r = reg.tune("tiled", space, "bucket", {}, fake);
+    EXPECT_EQ(constants_key(r.winner), "300:i64") << name;
+    reg.flush_disk_cache();
+    return std::make_pair(r.timed, reg.stats().remote_rejected);
+  };
+  EXPECT_EQ(tune_on("first", "secret A").first, 3U);
+  const auto [member_timed, member_rejected] = tune_on("member", "secret A");
+  EXPECT_EQ(member_timed, 0U);
+  EXPECT_EQ(member_rejected, 0U);
+  const auto [other_timed, other_rejected] = tune_on("other", "secret B");
+  EXPECT_EQ(other_timed, 3U);
+  EXPECT_EQ(other_rejected, 6U);  // three records, and the three binaries it then compiles
+  EXPECT_EQ(timed, 6);
+}
+
 }  // namespace
 }  // namespace kreg
