@@ -8,6 +8,7 @@
 #include <kreg/registry.hpp>
 
 #include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -277,6 +279,83 @@ void launch(const Kernel& kernel, nb::handle grid, nb::handle block, nb::handle 
                         packed.sizes(), packed.count());
 }
 
+// A tuning space from its Python parts.
+TuneSpace tune_space(nb::handle ints, const std::vector<int>& bools, nb::handle fixed,
+                     nb::handle accept) {
+  TuneSpace space;
+  if (!ints.is_none()) {
+    if (!nb::isinstance<nb::dict>(ints)) invalid("ints is a dict {index: [values]}");
+    for (auto [key, values] : nb::cast<nb::dict>(ints)) {
+      space.ints.emplace_back(nb::cast<int>(key), nb::cast<std::vector<std::int32_t>>(values));
+    }
+  }
+  space.bools = bools;
+  space.fixed = to_constants(fixed);
+  if (!accept.is_none()) {
+    nb::object f = nb::borrow(accept);
+    space.accept = [f](const Constants& c) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<bool>(f(constants_dict(c)));
+    };
+  }
+  return space;
+}
+
+nb::object tune(Registry& r, const std::string& name, const std::string& bucket, nb::handle run,
+                nb::handle ints, const std::vector<int>& bools, nb::handle fixed, nb::handle accept,
+                int warmup, int repeats, nb::handle check, nb::handle timer, nb::handle stream) {
+  const TuneSpace space = tune_space(ints, bools, fixed, accept);
+  TuneOptions options;
+  options.warmup = warmup;
+  options.repeats = repeats;
+  if (!check.is_none()) {
+    nb::object f = nb::borrow(check);
+    options.check = [f](const Constants& c) {
+      nb::gil_scoped_acquire gil;
+      return nb::cast<bool>(f(constants_dict(c)));
+    };
+  }
+  if (!timer.is_none()) {
+    nb::object f = nb::borrow(timer);
+    options.timer = [f](const Constants& c, const std::function<void()>& launch) {
+      nb::gil_scoped_acquire gil;
+      const nb::object go = nb::cpp_function([launch] {
+        nb::gil_scoped_release release;
+        launch();
+      });
+      return nb::cast<double>(f(constants_dict(c), go));
+    };
+  }
+  TuneRun run_kernel;
+  if (!run.is_none()) {
+    nb::object f = nb::borrow(run);
+    run_kernel = [f](const Kernel& kernel) {
+      nb::gil_scoped_acquire gil;
+      f(nb::cast(&kernel, nb::rv_policy::reference));
+    };
+  }
+  std::optional<StreamScope> scope;
+  if (!stream.is_none()) scope.emplace(nb::cast<const Stream&>(stream));
+  TuneResult result;
+  {
+    nb::gil_scoped_release release;
+    result = r.tune(name, space, bucket, run_kernel, options);
+  }
+  return nb::cast(std::move(result));
+}
+
+nb::object tuned(Registry& r, const std::string& name, const std::string& bucket, nb::handle ints,
+                 const std::vector<int>& bools, nb::handle fixed, nb::handle accept) {
+  const TuneSpace space = tune_space(ints, bools, fixed, accept);
+  std::optional<Constants> winner;
+  {
+    nb::gil_scoped_release release;
+    winner = r.tuned(name, space, bucket);
+  }
+  if (!winner) return nb::none();
+  return constants_dict(*winner);
+}
+
 RegistryOptions make_options(std::string arch, nb::handle cache_dir, bool disk_cache,
                              std::uint64_t cache_max_bytes, bool precompiled,
                              std::vector<std::string> compile_options, int device,
@@ -365,6 +444,28 @@ void bind_registry(nb::module_& m) {
         return "kreg.PrewarmReport(warmed=" + std::to_string(r.warmed) +
                ", skipped=" + std::to_string(r.skipped) +
                ", failures=" + std::to_string(r.failures.size()) + ")";
+      });
+
+  nb::class_<TuneResult::Candidate>(m, "TuneCandidate", "One candidate of a tuning run.")
+      .def_prop_ro("constants",
+                   [](const TuneResult::Candidate& c) { return constants_dict(c.constants); })
+      .def_ro("label", &TuneResult::Candidate::label)
+      .def_ro("ms", &TuneResult::Candidate::ms, "Median time; 0 for one that did not run.")
+      .def_ro("ok", &TuneResult::Candidate::ok, "Compiled, ran and passed the check.")
+      .def_ro("timed", &TuneResult::Candidate::timed, "Timed in this call, not read back.")
+      .def_ro("why", &TuneResult::Candidate::why)
+      .def("__repr__", [](const TuneResult::Candidate& c) {
+        return "kreg.TuneCandidate('" + c.label + "', ms=" + std::to_string(c.ms) +
+               (c.ok ? "" : ", not ok") + ")";
+      });
+  nb::class_<TuneResult>(m, "TuneResult", "What Registry.tune found.")
+      .def_prop_ro("winner", [](const TuneResult& r) { return constants_dict(r.winner); })
+      .def_ro("ms", &TuneResult::ms)
+      .def_ro("timed", &TuneResult::timed, "Candidates timed in this call (0: all read back).")
+      .def_ro("candidates", &TuneResult::candidates)
+      .def("__repr__", [](const TuneResult& r) {
+        return "kreg.TuneResult(winner='" + constants_key(r.winner) +
+               "', ms=" + std::to_string(r.ms) + ", timed=" + std::to_string(r.timed) + ")";
       });
 
   nb::class_<Binary>(m, "Binary", "A compiled source: CUBIN for one arch and constant set.")
@@ -525,10 +626,29 @@ void bind_registry(nb::module_& m) {
       .def("entry_names", &Registry::entry_names, nb::arg("source"))
       .def_prop_ro("arch", &Registry::arch)
       .def_prop_ro("cache_dir", [](const Registry& r) { return r.cache_dir().string(); })
-      .def("flush_disk_cache", [](Registry& r) {
-        nb::gil_scoped_release release;
-        r.flush_disk_cache();
-      });
+      .def("flush_disk_cache",
+           [](Registry& r) {
+             nb::gil_scoped_release release;
+             r.flush_disk_cache();
+           })
+      .def("tune", &tune, nb::arg("name"), nb::arg("bucket"), nb::arg("run") = nb::none(),
+           nb::kw_only(), nb::arg("ints") = nb::none(), nb::arg("bools") = std::vector<int>{},
+           nb::arg("fixed") = nb::none(), nb::arg("accept") = nb::none(), nb::arg("warmup") = 3,
+           nb::arg("repeats") = 20, nb::arg("check") = nb::none(), nb::arg("timer") = nb::none(),
+           nb::arg("stream") = nb::none(),
+           "Times each candidate of a tuning space for `name` on this GPU and returns a "
+           "TuneResult (winner, ms, timed, candidates), as Registry::tune does in C++: ints "
+           "{index: [values]} and bools [index] to try, fixed constants, accept(constants) -> "
+           "bool. run(kernel) launches one candidate once, on `stream` (a kreg.Stream; "
+           "default kreg.current_stream()): pass the same stream to the kernel's call. "
+           "check(constants) -> bool after its warm-up launches; timer(constants, launch) -> "
+           "ms replaces the GPU clock. Times are kept in the caches: a later call, in any "
+           "process sharing them, times only what it finds no record for.")
+      .def("tuned", &tuned, nb::arg("name"), nb::arg("bucket"), nb::kw_only(),
+           nb::arg("ints") = nb::none(), nb::arg("bools") = std::vector<int>{},
+           nb::arg("fixed") = nb::none(), nb::arg("accept") = nb::none(),
+           "The winner (a constants dict) of a tuning space from the records alone, or None "
+           "when a candidate has never been timed.");
 
   m.def("device_registry", &device_registry, nb::arg("device") = 0, nb::rv_policy::reference,
         "The registry kreg builds custom kernels and ops through on GPU `device` (one per "

@@ -217,3 +217,39 @@ def test_get_without_a_gpu_is_no_device(cache_dir):
     with pytest.raises(kreg.NoDevice):
         r.get("saxpy")
     assert not r.is_cached("saxpy")
+
+
+def test_tune_with_a_timer_keeps_its_times(cache_dir):
+    space = dict(ints={300: [2, 4, 8]}, bools=[200])
+    calls = []
+
+    def timer(constants, launch):
+        calls.append(dict(constants))
+        return 1.0 + abs(constants[300] - 4) + (0.0 if constants[200] else 0.5)
+
+    r = registry(cache_dir)
+    r.register_source("powi", POWI)
+    res = r.tune("powi", "n1024", timer=timer, **space)
+    assert res.winner == {200: True, 300: 4} and res.ms == 1.0
+    assert res.timed == 6 and len(calls) == 6
+    assert res.candidates[0].label == "powi|200:b0|300:i2" and res.candidates[0].ok
+    assert [c.ms for c in res.candidates] == [3.5, 3.0, 1.5, 1.0, 5.5, 5.0]
+    r.flush_disk_cache()
+
+    again = registry(cache_dir)
+    again.register_source("powi", POWI)
+    assert again.tuned("powi", "n1024", **space) == {200: True, 300: 4}
+    assert again.tuned("powi", "another bucket", **space) is None
+
+    def never(constants, launch):
+        raise AssertionError("timed %s" % constants)
+
+    assert again.tune("powi", "n1024", timer=never, **space).timed == 0
+    with pytest.raises(AssertionError, match="timed"):  # the timer's own error comes through
+        again.tune("powi", "another bucket", timer=never, **space)
+    with pytest.raises(kreg.InvalidArgument, match="bucket"):
+        r.tune("powi", "", timer=timer)
+    with pytest.raises(kreg.InvalidArgument, match="refuses every combination"):
+        r.tune("powi", "b", timer=timer, ints={300: [2]}, accept=lambda c: False)
+    with pytest.raises(kreg.InvalidArgument, match="run function"):
+        r.tune("powi", "b", ints={300: [2]})
