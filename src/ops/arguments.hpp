@@ -5,6 +5,8 @@
 #include <kreg/array.hpp>
 #include <kreg/error.hpp>
 
+#include "array/node.hpp"
+
 #include <string>
 
 namespace kreg::ops {
@@ -17,6 +19,13 @@ inline std::string shape_text(const Shape& shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+// Element (0, 0) of x, read row-major, starts on a multiple of `elements` elements: always so
+// for a view that is not row-contiguous, whose row-major copy starts a buffer of its own.
+inline bool starts_on(const Array& x, std::int64_t elements) {
+  const std::int64_t offset = x.is_row_contiguous() ? array::ArrayAccess::node(x)->offset : 0;
+  return offset % elements == 0;
 }
 
 // The entry suffix of a float dtype the built-ins have.

@@ -3,7 +3,6 @@
 
 #include <kreg/ops.hpp>
 
-#include "array/node.hpp"
 #include "ops/arguments.hpp"
 #include "ops/decode_blocks.hpp"
 #include "ops/kernel_call.hpp"
@@ -64,12 +63,6 @@ std::int64_t checked_k(const std::string& op, const QuantizedWeight& w) {
                     shape_text(w.biases.shape()));
   }
   return k;
-}
-
-// Element (0, 0) of x (read row-major) starts on `elements` elements.
-bool starts_on(const Array& x, std::int64_t elements) {
-  const std::int64_t offset = x.is_row_contiguous() ? array::ArrayAccess::node(x)->offset : 0;
-  return offset % elements == 0;
 }
 
 }  // namespace
