@@ -279,6 +279,16 @@ void launch(const Kernel& kernel, nb::handle grid, nb::handle block, nb::handle 
                         packed.sizes(), packed.count());
 }
 
+// A Python callable of a constants dict as a predicate kreg may call without the GIL.
+std::function<bool(const Constants&)> constants_predicate(nb::handle callable) {
+  if (callable.is_none()) return {};
+  nb::object f = nb::borrow(callable);
+  return [f](const Constants& c) {
+    nb::gil_scoped_acquire gil;
+    return nb::cast<bool>(f(constants_dict(c)));
+  };
+}
+
 // A tuning space from its Python parts.
 TuneSpace tune_space(nb::handle ints, const std::vector<int>& bools, nb::handle fixed,
                      nb::handle accept) {
@@ -291,13 +301,7 @@ TuneSpace tune_space(nb::handle ints, const std::vector<int>& bools, nb::handle 
   }
   space.bools = bools;
   space.fixed = to_constants(fixed);
-  if (!accept.is_none()) {
-    nb::object f = nb::borrow(accept);
-    space.accept = [f](const Constants& c) {
-      nb::gil_scoped_acquire gil;
-      return nb::cast<bool>(f(constants_dict(c)));
-    };
-  }
+  space.accept = constants_predicate(accept);
   return space;
 }
 
@@ -308,13 +312,7 @@ nb::object tune(Registry& r, const std::string& name, const std::string& bucket,
   TuneOptions options;
   options.warmup = warmup;
   options.repeats = repeats;
-  if (!check.is_none()) {
-    nb::object f = nb::borrow(check);
-    options.check = [f](const Constants& c) {
-      nb::gil_scoped_acquire gil;
-      return nb::cast<bool>(f(constants_dict(c)));
-    };
-  }
+  options.check = constants_predicate(check);
   if (!timer.is_none()) {
     nb::object f = nb::borrow(timer);
     options.timer = [f](const Constants& c, const std::function<void()>& launch) {

@@ -9,7 +9,6 @@
 // inside a cache entry (key, checksum) as binaries are, signed on the wire like them.
 
 #include "cache/entry.hpp"
-#include "core/error_text.hpp"
 #include "core/log.hpp"
 #include "cuda/device.hpp"
 #include "cuda/event_timer.hpp"
@@ -63,6 +62,15 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The fastest candidate that is ok, the earlier one on a tie; null when none is ok.
+const TuneResult::Candidate* fastest(const std::vector<TuneResult::Candidate>& candidates) {
+  const TuneResult::Candidate* best = nullptr;
+  for (const TuneResult::Candidate& c : candidates) {
+    if (c.ok && (best == nullptr || c.ms < best->ms)) best = &c;
+  }
+  return best;
 }
 
 }  // namespace
@@ -211,10 +219,7 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
     }
   }
 
-  const TuneResult::Candidate* best = nullptr;
-  for (const TuneResult::Candidate& c : result.candidates) {
-    if (c.ok && (best == nullptr || c.ms < best->ms)) best = &c;
-  }
+  const TuneResult::Candidate* best = fastest(result.candidates);
   if (best == nullptr) {
     std::string why;
     for (const TuneResult::Candidate& c : result.candidates) {
@@ -231,17 +236,19 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
 
 std::optional<Constants> RegistryImpl::tuned(std::string_view name, const TuneSpace& space,
                                              std::string_view bucket) {
-  std::optional<Constants> winner;
-  double best = 0;
+  std::vector<TuneResult::Candidate> candidates;
   for (const Tuned& t : tuning_entries(name, space, bucket)) {
     const std::optional<TuningRecord> record = find_record(t);
     if (!record) return std::nullopt;
-    if (record->ok && (!winner || record->ms < best)) {
-      winner = t.constants;
-      best = record->ms;
-    }
+    TuneResult::Candidate c;
+    c.constants = t.constants;
+    c.ok = record->ok;
+    c.ms = record->ms;
+    candidates.push_back(std::move(c));
   }
-  return winner;
+  const TuneResult::Candidate* best = fastest(candidates);
+  if (best == nullptr) return std::nullopt;
+  return best->constants;
 }
 
 }  // namespace kreg::registry
