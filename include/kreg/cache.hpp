@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kreg {
 
@@ -56,6 +57,22 @@ std::size_t cache_trim(const std::filesystem::path& dir = {}, std::uint64_t targ
 /// Reads every entry, and judges whatever stands in an entry's place (a folder, a link, a
 /// FIFO, a file larger than any entry); with `remove_bad`, deletes the bad ones.
 CacheVerify cache_verify(const std::filesystem::path& dir = {}, bool remove_bad = false);
+
+/// One tuning record of a cache folder (see `Registry::tune` and docs/tuning.md): a
+/// candidate's time on one GPU for one bucket of problem shapes.
+struct TuningEntry {
+  std::string label;   ///< the candidate, e.g. "matmul_skinny_bf16|302:i16"
+  std::string gpu;     ///< "<name>/<multiprocessors>sm"
+  std::string bucket;  ///< the shape bucket it was timed for
+  bool ok = false;     ///< compiled, ran and passed the check
+  double ms = 0;       ///< its median time when ok
+  int repeats = 0;     ///< timed launches behind the median
+  std::string why;     ///< when not ok
+};
+
+/// The tuning records of a cache folder, ordered by GPU, bucket and label. Reads every entry
+/// (binaries too), so it takes as long as `cache_verify`; bad entries are skipped.
+std::vector<TuningEntry> cache_tuning(const std::filesystem::path& dir = {});
 
 /// A size as `KREG_CACHE_MAX_BYTES` takes it: decimal digits, then nothing, `K`, `M` or `G`
 /// (or `KiB`, `MiB`, `GiB`), e.g. `512M`. std::nullopt for anything else: zero, a sign,

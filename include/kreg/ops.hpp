@@ -8,10 +8,14 @@
 /// at the call. Dtypes: float32, float16 and bfloat16, unless noted.
 
 #include <kreg/array.hpp>
+#include <kreg/tune.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace kreg::ops {
 
@@ -283,5 +287,34 @@ struct KvAppendOptions {
 /// positions).
 void kv_append(const Array& k_cache, const Array& v_cache, const Array& k, const Array& v,
                const Array& slots, const KvAppendOptions& options = {});
+
+/// One launch choice that `tune` timed: the built-in kernel, the shape bucket, and the
+/// candidates' times with the winner.
+struct OpTuning {
+  std::string kernel;  ///< e.g. "matmul_skinny_bf16"
+  std::string bucket;  ///< e.g. "m16_n4096_k4096"
+  TuneResult result;
+};
+
+/// Tunes the launch choices the ops in `call` make for their shapes on this GPU, and keeps
+/// the winners where those ops look them up. An op picks some constants by a rule from the
+/// shape (the default); tuning times the alternatives and records a winner per shape bucket:
+///   matmul           the decode kernel's columns and warps a block (m <= 16), the sm_90
+///                    kernel's tile width (bucket "m<rows, to a power of 2>_n<n>_k<k>")
+///   quantized_matmul the decode kernel's columns and warps a block (same buckets)
+///   moe, moe_experts the grouped products' warps a block, and the second product's columns
+///                    ("s<tokens x top_k, to a power of 2>_e<experts>_n<out>_k<in>")
+/// Each later call of those ops, in this process or another sharing the caches (disk, remote,
+/// bundles), launches the bucket's winner; an op with no winner for its bucket keeps the rule.
+/// A process reads a bucket's records once (`Registry::tuned`), so a winner stored by another
+/// process after that is seen by the next process.
+///
+/// `call` runs the ops and evaluates their results on the current stream: once to find the
+/// choices it makes, then, for each choice, once per warm-up and timed launch of each
+/// candidate (`Registry::tune` on the ops' registry, with `options`), the other choices as
+/// they would be. So a candidate's time is the whole call's. Candidates already timed (in the
+/// caches) are not timed again. Throws `InvalidArgument` for a call that makes no choice
+/// (nothing evaluated, or no op that has one), and what `Registry::tune` throws.
+std::vector<OpTuning> tune(const std::function<void()>& call, const TuneOptions& options = {});
 
 }  // namespace kreg::ops

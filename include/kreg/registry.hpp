@@ -186,7 +186,10 @@ class Registry {
                   const TuneRun& run, const TuneOptions& options = {});
   /// The winner of `space` for `bucket` from the records alone: std::nullopt when a
   /// candidate has none (nothing is compiled, launched or timed), or when none is ok. For
-  /// ops that use a tuned specialization where there is one and a default otherwise.
+  /// ops that use a tuned specialization where there is one and a default otherwise: the
+  /// answer is remembered, so a second call for the same candidates and bucket reads no
+  /// record, until this registry tunes again or a source is replaced. Records another
+  /// process stores later are seen by a new registry, not by this one's remembered answer.
   std::optional<Constants> tuned(std::string_view name, const TuneSpace& space,
                                  std::string_view bucket);
 

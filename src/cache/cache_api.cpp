@@ -1,7 +1,11 @@
 #include <kreg/cache.hpp>
 
 #include "cache/disk_cache.hpp"
+#include "cache/tuning_record.hpp"
 #include "core/env.hpp"
+
+#include <algorithm>
+#include <tuple>
 
 namespace kreg {
 namespace {
@@ -62,6 +66,22 @@ std::size_t cache_trim(const std::filesystem::path& dir, std::uint64_t target_by
 CacheVerify cache_verify(const std::filesystem::path& dir, bool remove_bad) {
   const auto v = open(dir).verify(remove_bad);
   return {v.good, v.bad, v.removed};
+}
+
+std::vector<TuningEntry> cache_tuning(const std::filesystem::path& dir) {
+  std::vector<TuningEntry> out;
+  open(dir).verify(false, [&](const cache::DecodedEntry& entry) {
+    const std::optional<cache::TuningKey> key = cache::parse_tuning_key(entry.key);
+    if (!key) return;
+    const std::optional<cache::TuningRecord> record = cache::decode_tuning(entry.payload);
+    if (!record) return;
+    out.push_back({record->label, key->gpu, key->bucket, record->ok, record->ms, record->repeats,
+                   record->why});
+  });
+  std::sort(out.begin(), out.end(), [](const TuningEntry& a, const TuningEntry& b) {
+    return std::tie(a.gpu, a.bucket, a.label) < std::tie(b.gpu, b.bucket, b.label);
+  });
+  return out;
 }
 
 }  // namespace kreg

@@ -392,7 +392,8 @@ std::size_t DiskCache::clear() {
   return trim(0);
 }
 
-DiskCache::Verify DiskCache::verify(bool remove_bad) {
+DiskCache::Verify DiskCache::verify(bool remove_bad,
+                                    const std::function<void(const DecodedEntry&)>& good) {
   Verify v;
   if (!usable_) return v;
   auto bad = [&](const fs::path& path) {
@@ -426,6 +427,7 @@ DiskCache::Verify DiskCache::verify(bool remove_bad) {
       const std::string digest = entry ? key_digest(entry->key) : std::string();
       if (entry && path.stem() == digest && folder.filename() == digest.substr(0, 2)) {
         ++v.good;
+        if (good) good(*entry);
       } else {
         bad(path);
       }

@@ -11,13 +11,14 @@
 // writable by group or others, is refused (a cubin is executable code). Nothing here ever
 // throws or fails a compile: every problem is a miss, logged at warn level.
 
-#include "cache/folder_check.hpp"
 #include "cache/entry.hpp"
+#include "cache/folder_check.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -75,8 +76,8 @@ class DiskCache {
     std::size_t bad = 0;      // unreadable, corrupt, misnamed or refused
     std::size_t removed = 0;  // of the bad ones, with remove_bad
   };
-  // Reads every entry; `remove_bad` deletes the bad ones.
-  Verify verify(bool remove_bad);
+  // Reads every entry; `remove_bad` deletes the bad ones; `good` (if set) sees each good one.
+  Verify verify(bool remove_bad, const std::function<void(const DecodedEntry&)>& good = {});
 
  private:
   // Creates the cache's folders if missing and checks each can be trusted; `why` says why not.

@@ -3,8 +3,11 @@
 // block takes 16 or 32 columns of out and splits k among its warps, and the weight is read
 // once, so what matters is keeping every multiprocessor busy to the end.
 
+#include "ops/tuned_choice.hpp"
+
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace kreg::ops {
 
@@ -31,6 +34,26 @@ inline DecodeBlocks decode_blocks(std::int64_t n) {
   // to give every multiprocessor its 16 warps (measured at n = 14336, 448 blocks: 1.1-1.2x),
   // slower where 16-warp blocks are all the parallelism there is (n = 4096, 128 blocks: 0.5x).
   if (static_cast<double>(count) * 4 >= 0.8 * kSms * 16) b.warps = 4;
+  return b;
+}
+
+// The blocks `kernel` (a decode kernel whose int constants `cols_index` and `warps_index`
+// default to 32 columns and 16 warps) launches with for an m x n x k product: the rule's, or
+// a tuned winner for the bucket (tuned_choice.hpp). Adds the chosen constants to `constants`.
+inline DecodeBlocks choose_decode_blocks(Registry& registry, std::string kernel,
+                                         Constants& constants, int cols_index, int warps_index,
+                                         std::int64_t m, std::int64_t n, std::int64_t k) {
+  const DecodeBlocks rule = decode_blocks(n);
+  Choice choice{
+      std::move(kernel),
+      constants,
+      {knob(cols_index, 32, rule.cols, {32, 16}), knob(warps_index, 16, rule.warps, {16, 8, 4})},
+      "m" + std::to_string(bucket_size(m)) + "_n" + std::to_string(n) + "_k" + std::to_string(k)};
+  constants = choose(registry, choice);
+  DecodeBlocks b;
+  b.cols = int_constant(constants, cols_index, 32);
+  b.warps = int_constant(constants, warps_index, 16);
+  b.count = static_cast<unsigned>((n + b.cols - 1) / b.cols);
   return b;
 }
 

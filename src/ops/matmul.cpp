@@ -142,11 +142,12 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   // Decode: few rows of a against b read once along k.
   if (mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns && la.aligned &&
       lb.aligned && k % 8 == 0 && k > 0) {
-    const DecodeBlocks blocks = decode_blocks(n);
-    if (blocks.cols != 32) constants.ints.emplace_back(c::kSkinnyCols, blocks.cols);
-    if (blocks.warps != 16) constants.ints.emplace_back(c::kSkinnyWarps, blocks.warps);
-    auto call = std::make_shared<KernelCall>(std::string("matmul_skinny_") + type, constants,
-                                             Dim3{blocks.count}, Dim3{32U * blocks.warps});
+    const std::string entry = std::string("matmul_skinny_") + type;
+    const DecodeBlocks blocks =
+        choose_decode_blocks(device_registry(stream.device()), entry, constants, c::kSkinnyCols,
+                             c::kSkinnyWarps, m_rows, n, k);
+    auto call = std::make_shared<KernelCall>(entry, constants, Dim3{blocks.count},
+                                             Dim3{32U * blocks.warps});
     call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},
                                               mi, ni, ki, static_cast<long long>(la.stride),
                                               static_cast<long long>(lb.stride), ld_other);
@@ -158,15 +159,21 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   if (wgmma && la.aligned && lb.aligned && k > 0) {
     // 256 columns a tile, unless that leaves most of the H200's 132 multiprocessors idle.
     const std::int64_t row_tiles = (m_rows + c::kTileM - 1) / c::kTileM;
-    const int tile_n = n > 128 && row_tiles * ((n + 255) / 256) >= 132 ? 256 : 128;
+    const int rule_n = n > 128 && row_tiles * ((n + 255) / 256) >= 132 ? 256 : 128;
     if (la.by_columns) constants.bools.emplace_back(c::kAMajorM, true);
     if (!b_by_k) constants.bools.emplace_back(c::kBMajorN, true);
-    if (tile_n != 256) constants.ints.emplace_back(c::kTileN, tile_n);
+    const std::string entry = std::string("matmul_tma_") + type;
+    constants = choose(device_registry(stream.device()),
+                       {entry,
+                        constants,
+                        {knob(c::kTileN, 256, rule_n, {256, 128})},
+                        "m" + std::to_string(bucket_size(m_rows)) + "_n" + std::to_string(n) +
+                            "_k" + std::to_string(k)});
+    const int tile_n = int_constant(constants, c::kTileN, 256);
     const std::int64_t col_tiles = (n + tile_n - 1) / tile_n;
     if (row_tiles > kIntMax || col_tiles > 65535) invalid(op, "the product is too large");
     auto call = std::make_shared<KernelCall>(
-        std::string("matmul_tma_") + type, constants,
-        Dim3{static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles)},
+        entry, constants, Dim3{static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles)},
         Dim3{c::kTmaThreads});
     call->shared_bytes(tile_n == 256 ? c::kTmaSharedBytes<256> : c::kTmaSharedBytes<128>);
     const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };

@@ -6,6 +6,7 @@
 
 #include "ops/arguments.hpp"
 #include "ops/kernel_call.hpp"
+#include "ops/tuned_choice.hpp"
 
 #include <kreg/contracts/moe.cuh>
 
@@ -20,7 +21,6 @@ namespace mc = contracts::moe;
 using Out = KernelCall::Output;
 
 constexpr auto kIntMax = std::numeric_limits<int>::max();
-constexpr unsigned kWarps = 4;  // moe_matmul's default
 
 // An operand as the grouped products read it: row-major from 16 bytes (8 elements of a 16-bit
 // type). A row-contiguous view that starts elsewhere is copied (x * 1 is x exactly) into a
@@ -138,26 +138,36 @@ Array moe_experts(const Array& x, const Array& weights, const Array& ids,
   const Array& tiles = routed[2];
 
   const std::string entry = std::string("moe_matmul_") + type;
-  // One grouped product, `column_blocks` blocks for each tile, in blocks of the default 4 warps
-  // (the best, or within 2% of it, at the decode and prefill sizes measured).
-  const auto product = [&](bool gated, std::int64_t column_blocks) {
-    Constants constants;
-    if (gated) constants.bools.emplace_back(mc::kGated, true);
-    if (tile_rows != 16) constants.ints.emplace_back(mc::kTileRows, tile_rows);
+  Registry& registry = device_registry(stream.device());
+  // One grouped product of n columns over k: blocks of the default 4 warps (the best, or
+  // within 2% of it, at the decode and prefill sizes measured) and 32 columns (16 when gated),
+  // unless tuning found better for the bucket; a block's warps times its tile's rows are at
+  // most 256.
+  const auto product = [&](bool gated, std::int64_t n_cols, std::int64_t k_in) {
+    Choice choice{entry, {}, {}, ""};
+    if (gated) choice.fixed.bools.emplace_back(mc::kGated, true);
+    if (tile_rows != 16) choice.fixed.ints.emplace_back(mc::kTileRows, tile_rows);
+    choice.knobs.push_back(tile_rows == 16 ? knob(mc::kWarps, 4, 4, {2, 8, 16})
+                                           : knob(mc::kWarps, 4, 4, {2, 8}));
+    if (!gated) choice.knobs.push_back(knob(mc::kCols, 32, 32, {16}));
+    choice.bucket = "s" + std::to_string(bucket_size(slots)) + "_e" + std::to_string(count) + "_n" +
+                    std::to_string(n_cols) + "_k" + std::to_string(k_in);
+    const Constants constants = choose(registry, choice);
+    const std::int64_t cols = gated ? 16 : int_constant(constants, mc::kCols, 32);
+    const auto warps = static_cast<unsigned>(int_constant(constants, mc::kWarps, 4));
     return std::make_shared<KernelCall>(
         entry, constants,
-        Dim3{static_cast<unsigned>(tile_count), static_cast<unsigned>(column_blocks)},
-        Dim3{32 * kWarps});
+        Dim3{static_cast<unsigned>(tile_count), static_cast<unsigned>((n_cols + cols - 1) / cols)},
+        Dim3{32 * warps});
   };
-  auto first = product(true, (ffn + 15) / 16);
+  auto first = product(true, ffn, hidden);
   first->arguments<mc::GroupedMatmul<Element>>(
       on_16_bytes(x), on_16_bytes(experts.gate), on_16_bytes(experts.up), order, tiles, Out{0},
       static_cast<int>(ffn), static_cast<int>(hidden), static_cast<int>(top_k),
       static_cast<long long>(hidden), static_cast<long long>(ffn * hidden));
   const Array h = KernelCall::launch(first, {{Shape{slots, ffn}, x.dtype()}})[0];
 
-  // Not gated: 32 columns a block, as many rows of the weights as the gated product's.
-  auto second = product(false, (hidden + 31) / 32);
+  auto second = product(false, hidden, ffn);
   second->arguments<mc::GroupedMatmul<Element>>(
       h, on_16_bytes(experts.down), nullptr, nullptr, tiles, Out{0}, static_cast<int>(hidden),
       static_cast<int>(ffn), static_cast<int>(top_k), static_cast<long long>(ffn),

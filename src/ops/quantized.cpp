@@ -2,6 +2,7 @@
 // kernels/quantize.cu and kernels/quantized_matmul.cu.
 
 #include <kreg/ops.hpp>
+#include <kreg/stream.hpp>
 
 #include "ops/arguments.hpp"
 #include "ops/decode_blocks.hpp"
@@ -145,11 +146,11 @@ Array quantized_matmul(const Array& x, const QuantizedWeight& w, const std::opti
   Constants constants = format_constants(w.group_size, w.bits);
   if (bias.has_value()) constants.bools.emplace_back(qc::kLinearBias, true);
   if (m > 8) constants.bools.emplace_back(qc::kWideX, true);
-  const DecodeBlocks blocks = decode_blocks(n);
-  if (blocks.cols != 32) constants.ints.emplace_back(qc::kCols, blocks.cols);
-  if (blocks.warps != 16) constants.ints.emplace_back(qc::kWarps, blocks.warps);
-  auto call = std::make_shared<KernelCall>(std::string("quantized_matmul_") + type, constants,
-                                           Dim3{blocks.count}, Dim3{32U * blocks.warps});
+  const std::string entry = std::string("quantized_matmul_") + type;
+  const DecodeBlocks blocks = choose_decode_blocks(
+      device_registry(current_stream().device()), entry, constants, qc::kCols, qc::kWarps, m, n, k);
+  auto call =
+      std::make_shared<KernelCall>(entry, constants, Dim3{blocks.count}, Dim3{32U * blocks.warps});
   const Array* bias_arg = bias.has_value() ? &*bias : nullptr;
   call->arguments<qc::QuantizedMatmul<Element>>(x, w.weight, w.scales, w.biases, bias_arg, Out{0},
                                                 static_cast<int>(m), static_cast<int>(n),

@@ -99,6 +99,7 @@ void RegistryImpl::register_source(std::string name, std::string text,
     core::log_write(core::LogLevel::Debug, "replaced source '" + source->name + "'");
   }
   sources_.put_user(std::move(source));
+  if (old || shadows) forget_winners();  // the candidates' keys changed with the source
 }
 
 Resolved RegistryImpl::resolve(std::string_view name, const Constants& constants) const {

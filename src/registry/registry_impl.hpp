@@ -4,6 +4,7 @@
 
 #include <kreg/registry.hpp>
 
+#include "cache/tuning_record.hpp"
 #include "core/published_table.hpp"
 #include "core/thread_pool.hpp"
 #include "registry/binary_cache.hpp"
@@ -56,14 +57,6 @@ struct Resolved {
   std::string label;
   std::string lookup_key;  // core::LookupKey
   std::string binary_key;  // "<source id>|<constants key>"
-};
-
-// One candidate's time from a tuning run (tuning.cpp).
-struct TuningRecord {
-  bool ok = false;
-  double ms = 0;
-  int repeats = 0;
-  std::string why;  // when not ok
 };
 
 // Members are grouped by purpose, not packed by size: there is one per registry.
@@ -151,10 +144,12 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
                                     std::string_view bucket);
   // "name/multiprocessors" of the registry's GPU, or "no-gpu".
   std::string gpu_identity() const;
-  std::optional<TuningRecord> find_record(const Tuned& t);
+  std::optional<cache::TuningRecord> find_record(const Tuned& t);
   // Keeps a record in memory, and in the caches when `lasting` (a result the next run would
   // see again: a time, a compile failure, a refused check).
-  void keep_record(const Tuned& t, const TuningRecord& record, bool lasting);
+  void keep_record(const Tuned& t, const cache::TuningRecord& record, bool lasting);
+  // Forgets the winners `tuned` found: a tuning run or a replaced source may change them.
+  void forget_winners();
 
   RegistryOptions options_;
   bool nvtx_ = false;
@@ -184,7 +179,10 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::unique_ptr<core::ThreadPool> pool_;  // after workers_ and chain_, which its tasks use
 
   std::mutex records_mutex_;
-  std::map<std::string, TuningRecord> records_;  // tuning records seen or made, by key
+  std::map<std::string, cache::TuningRecord> records_;  // tuning records seen or made, by key
+  // What `tuned` answered, by kernel, bucket and candidates: the built-in ops ask on every
+  // call, and a record lookup costs a storage key per candidate.
+  std::map<std::string, std::optional<Constants>, std::less<>> winners_;
 };
 
 }  // namespace kreg::registry

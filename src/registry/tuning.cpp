@@ -1,12 +1,10 @@
 // Registry::tune and Registry::tuned: candidates timed once per (candidate, GPU, bucket), the
-// times kept as records of the caches.
+// times kept as records of the caches (cache/tuning_record.hpp).
 //
-// A record's key is "kreg-tune 1|<digest of the candidate's storage key>|<GPU>|<bucket>": the
-// storage key holds the source, its headers, the options, the constants, the arch and NVRTC
-// (storage_key.hpp), so a changed source, or a new candidate, finds no record and is timed,
-// and nothing else is. The payload is one line:
-//   ok <median ms> <timed launches>     or     failed <why>
-// inside a cache entry (key, checksum) as binaries are, signed on the wire like them.
+// A record's key holds the digest of the candidate's storage key, which holds the source, its
+// headers, the options, the constants, the arch and NVRTC (storage_key.hpp): a changed source,
+// or a new candidate, finds no record and is timed, and nothing else is. Records travel inside
+// cache entries (key, checksum) as binaries do, signed on the wire like them.
 
 #include "cache/entry.hpp"
 #include "core/log.hpp"
@@ -21,42 +19,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <sstream>
 
 namespace kreg::registry {
 namespace {
-
-constexpr std::string_view kRecordPrefix = "kreg-tune 1|";
-
-std::string encode_record(const TuningRecord& r) {
-  if (!r.ok) return "failed " + r.why;
-  std::ostringstream out;
-  out.precision(17);
-  out << "ok " << r.ms << ' ' << r.repeats;
-  return out.str();
-}
-
-// A record's payload, or std::nullopt for anything that is not one (never throws).
-std::optional<TuningRecord> decode_record(const std::string& payload) {
-  TuningRecord r;
-  if (payload.rfind("failed ", 0) == 0) {
-    r.why = payload.substr(7);
-    return r;
-  }
-  if (payload.rfind("ok ", 0) != 0) return std::nullopt;
-  const char* begin = payload.data() + 3;
-  const char* end = payload.data() + payload.size();
-  char* after = nullptr;
-  r.ms = std::strtod(begin, &after);
-  if (after == begin || after >= end || *after != ' ' || !(r.ms > 0) || r.ms > 1e9) {
-    return std::nullopt;
-  }
-  const auto [last, error] = std::from_chars(after + 1, end, r.repeats);
-  if (error != std::errc() || last != end || r.repeats < 1) return std::nullopt;
-  r.ok = true;
-  return r;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -100,10 +65,9 @@ std::vector<RegistryImpl::Tuned> RegistryImpl::tuning_entries(std::string_view n
     Tuned t;
     t.persistent = key_can_cover(*r.source, request.request);
     // A candidate whose compile may read files its key cannot hold is timed per process.
-    t.record_key =
-        std::string(kRecordPrefix) +
-        (t.persistent ? cache::key_digest(storage_key(salt, request)) : "local:" + request.key) +
-        "|" + gpu + "|" + std::string(bucket);
+    t.record_key = cache::tuning_key(
+        t.persistent ? cache::key_digest(storage_key(salt, request)) : "local:" + request.key, gpu,
+        bucket);
     t.label = r.label;
     t.constants = std::move(constants);
     out.push_back(std::move(t));
@@ -111,7 +75,7 @@ std::vector<RegistryImpl::Tuned> RegistryImpl::tuning_entries(std::string_view n
   return out;
 }
 
-std::optional<TuningRecord> RegistryImpl::find_record(const Tuned& t) {
+std::optional<cache::TuningRecord> RegistryImpl::find_record(const Tuned& t) {
   {
     std::lock_guard lock(records_mutex_);
     if (auto it = records_.find(t.record_key); it != records_.end()) return it->second;
@@ -119,10 +83,12 @@ std::optional<TuningRecord> RegistryImpl::find_record(const Tuned& t) {
   if (!t.persistent) return std::nullopt;
   const std::optional<std::string> payload = chain_.find_record(t.record_key);
   if (!payload) return std::nullopt;
-  std::optional<TuningRecord> record = decode_record(*payload);
-  if (!record) {
+  std::optional<cache::TuningRecord> record = cache::decode_tuning(*payload);
+  // A record under this key names this candidate; another label is not its record.
+  if (!record || record->label != t.label) {
     core::log_write(core::LogLevel::Warn,
-                    "ignoring a tuning record that does not decode: '" + t.record_key + "'");
+                    "ignoring a tuning record that does not decode or names another candidate: '" +
+                        t.record_key + "'");
     return std::nullopt;
   }
   std::lock_guard lock(records_mutex_);
@@ -130,12 +96,12 @@ std::optional<TuningRecord> RegistryImpl::find_record(const Tuned& t) {
   return record;
 }
 
-void RegistryImpl::keep_record(const Tuned& t, const TuningRecord& record, bool lasting) {
+void RegistryImpl::keep_record(const Tuned& t, const cache::TuningRecord& record, bool lasting) {
   {
     std::lock_guard lock(records_mutex_);
     records_[t.record_key] = record;
   }
-  if (t.persistent && lasting) chain_.store_record(t.record_key, encode_record(record));
+  if (t.persistent && lasting) chain_.store_record(t.record_key, cache::encode_tuning(record));
 }
 
 TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
@@ -154,7 +120,7 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
     TuneResult::Candidate c;
     c.constants = entries[i].constants;
     c.label = entries[i].label;
-    if (const std::optional<TuningRecord> record = find_record(entries[i])) {
+    if (const std::optional<cache::TuningRecord> record = find_record(entries[i])) {
       c.ok = record->ok;
       c.ms = record->ms;
       c.why = record->why;
@@ -180,7 +146,8 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
     for (const std::size_t i : missing) {
       const Tuned& t = entries[i];
       TuneResult::Candidate& c = result.candidates[i];
-      TuningRecord record;
+      cache::TuningRecord record;
+      record.label = t.label;
       bool lasting = true;  // a compile failure or a refused check: the same next time
       try {
         compile(name, t.constants);
@@ -219,6 +186,7 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
     }
   }
 
+  if (result.timed > 0) forget_winners();
   const TuneResult::Candidate* best = fastest(result.candidates);
   if (best == nullptr) {
     std::string why;
@@ -236,19 +204,62 @@ TuneResult RegistryImpl::tune(std::string_view name, const TuneSpace& space,
 
 std::optional<Constants> RegistryImpl::tuned(std::string_view name, const TuneSpace& space,
                                              std::string_view bucket) {
-  std::vector<TuneResult::Candidate> candidates;
+  // The space as text: its lists and fixed values, and with a rule (which cannot be
+  // compared) the candidates it lets through.
+  std::string memo;
+  memo.reserve(160);
+  memo.append(name).append("\n").append(bucket).append("\n");
+  const auto number = [&memo](std::int64_t v, char end) {
+    char digits[24];
+    const auto [last, error] = std::to_chars(digits, digits + sizeof digits, v);
+    memo.append(digits, last).push_back(end);
+  };
+  const auto add = [&](const Constants& c) {
+    for (const auto& [index, value] : c.ints) {
+      number(index, '=');
+      number(value, ',');
+    }
+    for (const auto& [index, value] : c.bools) {
+      number(index, value ? 'T' : 'F');
+    }
+    memo.push_back(';');
+  };
+  add(space.fixed);
+  for (const auto& [index, values] : space.ints) {
+    number(index, ':');
+    for (const std::int32_t v : values) number(v, ',');
+  }
+  for (const int index : space.bools) number(index, 'b');
+  if (space.accept) {
+    for (const Constants& c : space.candidates()) add(c);
+  }
+  {
+    std::lock_guard lock(records_mutex_);
+    if (auto it = winners_.find(memo); it != winners_.end()) return it->second;
+  }
+  std::optional<Constants> winner;
+  std::vector<TuneResult::Candidate> timed;
   for (const Tuned& t : tuning_entries(name, space, bucket)) {
-    const std::optional<TuningRecord> record = find_record(t);
-    if (!record) return std::nullopt;
+    const std::optional<cache::TuningRecord> record = find_record(t);
+    if (!record) {
+      timed.clear();
+      break;
+    }
     TuneResult::Candidate c;
     c.constants = t.constants;
     c.ok = record->ok;
     c.ms = record->ms;
-    candidates.push_back(std::move(c));
+    timed.push_back(std::move(c));
   }
-  const TuneResult::Candidate* best = fastest(candidates);
-  if (best == nullptr) return std::nullopt;
-  return best->constants;
+  if (const TuneResult::Candidate* best = fastest(timed)) winner = best->constants;
+  std::lock_guard lock(records_mutex_);
+  winners_.emplace(std::move(memo), winner);
+  return winner;
+}
+
+void RegistryImpl::forget_winners() {
+  std::lock_guard lock(records_mutex_);
+  winners_.clear();
 }
 
 }  // namespace kreg::registry

@@ -71,4 +71,18 @@ truncate -s 1T "$entry"
 expect 1 '"bad": 1' "$kreg" cache verify --cache-dir "$dir/v" --json
 expect 0 '"removed": 1' "$kreg" cache verify --cache-dir "$dir/v" --remove-bad --json
 [[ ! -e "$entry" ]] || fail "verify --remove-bad left the sparse entry"
+# kreg tune: a bad shapes file says which shape and why, before any GPU work.
+echo '[{"op": "matmul", "m": 16, "k": 64}]' > "$dir/tune_n.json"
+expect 1 'tune file, shape 0: "n" is missing' "$kreg" tune "$dir/tune_n.json"
+echo '[{"op": "matmul", "m": 1, "n": 8, "k": 8}, {"op": "conv"}]' > "$dir/tune_op.json"
+expect 1 'shape 1: unknown op "conv" (matmul, quantized_matmul or moe)' "$kreg" tune "$dir/tune_op.json"
+echo '[{"op": "moe", "tokens": 0, "experts": 8, "hidden": 64, "ffn": 64}]' > "$dir/tune_zero.json"
+expect 1 '"tokens" must be a positive integer' "$kreg" tune "$dir/tune_zero.json"
+echo '{}' > "$dir/tune_object.json"
+expect 1 "must be a non-empty JSON array of shapes" "$kreg" tune "$dir/tune_object.json"
+expect 1 "cannot read tune file" "$kreg" tune "$dir/no_such.json"
+# kreg cache tuning: nothing to list in a folder without records.
+expect 0 "no tuning records" "$kreg" cache tuning --cache-dir "$dir/v"
+[[ "$("$kreg" cache tuning --cache-dir "$dir/v" --json)" == "[]" ]] ||
+  fail "cache tuning --json of a folder without records is not []"
 echo "every message named its cause"

@@ -3,7 +3,10 @@
 // is read back from the caches are known exactly. A second registry on the same cache folder
 // stands for a second process.
 #include "cache/entry.hpp"
+#include "cache/tuning_record.hpp"
 #include "test_support.hpp"
+
+#include <kreg/cache.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -162,24 +165,31 @@ TEST(Tune, ANewCandidateIsTheOnlyOneTimedAndAChangedSourceRetimesAll) {
   EXPECT_EQ(changed.tune("tiled", space(), "b", {}, timer.options()).timed, 8U);
 }
 
-TEST(Tune, CorruptAndForeignRecordsAreIgnored) {
-  test::ScratchDir dir("kreg_tune_");
-  {
-    Registry reg(test::sm90_disk_options(dir.path()));
-    reg.register_source("tiled", kSource);
-    FakeTimer timer;
-    reg.tune("tiled", space(), "b", {}, timer.options());
-    reg.flush_disk_cache();
-  }
-  // The record files, found by their keys.
+// The record files of a cache folder, found by their keys.
+std::vector<std::filesystem::path> record_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> records;
-  for (const auto& file : std::filesystem::recursive_directory_iterator(dir.path())) {
+  for (const auto& file : std::filesystem::recursive_directory_iterator(dir)) {
     if (file.path().extension() != ".kbin") continue;
     std::ifstream in(file.path(), std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const std::optional<cache::DecodedEntry> entry = cache::decode_entry(bytes);
-    if (entry && entry->key.rfind("kreg-tune 1|", 0) == 0) records.push_back(file.path());
+    if (entry && entry->key.rfind(cache::kTuningPrefix, 0) == 0) records.push_back(file.path());
   }
+  return records;
+}
+
+void tune_into(const std::filesystem::path& dir, const std::string& bucket = "b") {
+  Registry reg(test::sm90_disk_options(dir));
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  reg.tune("tiled", space(), bucket, {}, timer.options());
+  reg.flush_disk_cache();
+}
+
+TEST(Tune, CorruptAndForeignRecordsAreIgnored) {
+  test::ScratchDir dir("kreg_tune_");
+  tune_into(dir.path());
+  const std::vector<std::filesystem::path> records = record_files(dir.path());
   ASSERT_EQ(records.size(), 8U);
   {
     std::fstream f(records[0], std::ios::in | std::ios::out | std::ios::binary);
@@ -188,12 +198,99 @@ TEST(Tune, CorruptAndForeignRecordsAreIgnored) {
   }
   std::filesystem::copy_file(records[1], records[2],
                              std::filesystem::copy_options::overwrite_existing);  // foreign
+  // A well-formed entry under candidate 3's key whose record names candidate 4.
+  {
+    std::ifstream in(records[4], std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string other_label =
+        cache::decode_tuning(cache::decode_entry(bytes)->payload)->label;
+    std::ifstream in3(records[3], std::ios::binary);
+    const std::string bytes3((std::istreambuf_iterator<char>(in3)),
+                             std::istreambuf_iterator<char>());
+    const cache::DecodedEntry entry = *cache::decode_entry(bytes3);
+    cache::TuningRecord record = *cache::decode_tuning(entry.payload);
+    ASSERT_NE(record.label, other_label);
+    record.label = other_label;
+    record.ms = 1e-6;  // would win
+    std::ofstream(records[3], std::ios::binary | std::ios::trunc)
+        << cache::encode_entry(entry.key, cache::encode_tuning(record));
+  }
   Registry reg(test::sm90_disk_options(dir.path()));
   reg.register_source("tiled", kSource);
   FakeTimer timer;
   const TuneResult r = reg.tune("tiled", space(), "b", {}, timer.options());
-  EXPECT_EQ(r.timed, 2U);
+  EXPECT_EQ(r.timed, 3U);
   EXPECT_EQ(constants_key(r.winner), "200:b1|300:i64");
+}
+
+TEST(Tune, TheCacheListsItsRecords) {
+  test::ScratchDir dir("kreg_tune_");
+  EXPECT_TRUE(cache_tuning(dir.path()).empty());
+  tune_into(dir.path(), "n4096");
+  const std::vector<TuningEntry> listed = cache_tuning(dir.path());
+  ASSERT_EQ(listed.size(), 8U);
+  for (const TuningEntry& e : listed) {
+    EXPECT_EQ(e.gpu, "no-gpu");
+    EXPECT_EQ(e.bucket, "n4096");
+    EXPECT_TRUE(e.ok) << e.label;
+    EXPECT_EQ(e.repeats, 1);
+    const std::size_t bar = e.label.find('|');
+    ASSERT_NE(bar, std::string::npos) << e.label;
+    EXPECT_EQ(e.label.substr(0, bar), "tiled");
+    EXPECT_DOUBLE_EQ(e.ms, cost(parse_constants(e.label.substr(bar + 1)))) << e.label;
+  }
+  EXPECT_EQ(listed.front().label, "tiled|200:b0|300:i128");  // ordered by label
+}
+
+TEST(Tune, TunedRemembersItsAnswerUntilATuneOrANewSource) {
+  test::ScratchDir dir("kreg_tune_");
+  tune_into(dir.path());
+  Registry reg(test::sm90_disk_options(dir.path()));
+  reg.register_source("tiled", kSource);
+  EXPECT_EQ(constants_key(*reg.tuned("tiled", space(), "b")), "200:b1|300:i64");
+  EXPECT_FALSE(reg.tuned("tiled", space(), "c").has_value());
+  cache_clear(dir.path());
+  // Read once: the records are gone from the disk, the answers stay.
+  EXPECT_EQ(constants_key(*reg.tuned("tiled", space(), "b")), "200:b1|300:i64");
+  Registry other(test::sm90_disk_options(dir.path()));
+  other.register_source("tiled", kSource);
+  EXPECT_FALSE(other.tuned("tiled", space(), "b").has_value());
+  // Another space is looked up again, here in the records this registry has read.
+  EXPECT_EQ(constants_key(*reg.tuned("tiled", space({32, 64}), "b")), "200:b1|300:i64");
+  EXPECT_FALSE(other.tuned("tiled", space({32, 64}), "b").has_value());
+  // A tuning run replaces a remembered "none".
+  FakeTimer timer;
+  reg.tune("tiled", space(), "c", {}, timer.options());
+  EXPECT_EQ(constants_key(*reg.tuned("tiled", space(), "c")), "200:b1|300:i64");
+  // A replaced source has other keys, and no records.
+  reg.register_source("tiled", std::string(kSource) + "// changed\n");
+  EXPECT_FALSE(reg.tuned("tiled", space(), "c").has_value());
+}
+
+TEST(TuningRecord, EncodesDecodesAndRefusesWhatIsNotOne) {
+  cache::TuningRecord ok{"tiled|300:i64", true, 0.125, 20, ""};
+  const std::optional<cache::TuningRecord> back = cache::decode_tuning(cache::encode_tuning(ok));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->label, ok.label);
+  EXPECT_TRUE(back->ok);
+  EXPECT_DOUBLE_EQ(back->ms, 0.125);
+  EXPECT_EQ(back->repeats, 20);
+  const cache::TuningRecord failed{"tiled|300:i48", false, 0, 0, "error: a\nsecond line"};
+  const std::optional<cache::TuningRecord> f = cache::decode_tuning(cache::encode_tuning(failed));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->ok);
+  EXPECT_EQ(f->why, failed.why);
+  for (const char* bad : {"", "ok 1 2", "\nok 1 2", "l\nok", "l\nok 1", "l\nok x 2", "l\nok 0 2",
+                          "l\nok -1 2", "l\nok 1 0", "l\nok 1 2 3", "l\nok 1 2x", "l\nmaybe"}) {
+    EXPECT_FALSE(cache::decode_tuning(bad).has_value()) << bad;
+  }
+  const std::string key = cache::tuning_key("abc", "NVIDIA H200/132sm", "m16|n4096");
+  const std::optional<cache::TuningKey> parts = cache::parse_tuning_key(key);
+  ASSERT_TRUE(parts.has_value());
+  EXPECT_EQ(parts->gpu, "NVIDIA H200/132sm");
+  EXPECT_EQ(parts->bucket, "m16|n4096");
+  EXPECT_FALSE(cache::parse_tuning_key("kreg-tune 1|abc|gpu|b").has_value());
+  EXPECT_FALSE(cache::parse_tuning_key("kreg-tune 2|abc").has_value());
 }
 
 TEST(Tune, CandidatesThatDoNotCompileOrFailTheCheckCannotWinAndStaySo) {

@@ -33,6 +33,40 @@ std::string cache_text(const CacheUsage& u) {
   return u.dir.string();
 }
 
+// kreg cache tuning: the folder's tuning records, a table or a JSON array.
+int cache_tuning_list(const std::filesystem::path& dir, bool json) {
+  const std::vector<TuningEntry> records = cache_tuning(dir);
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const TuningEntry& r : records) {
+      nlohmann::json item = {
+          {"label", r.label}, {"gpu", r.gpu}, {"bucket", r.bucket}, {"ok", r.ok}};
+      if (r.ok) {
+        item["ms"] = r.ms;
+        item["repeats"] = r.repeats;
+      } else {
+        item["why"] = r.why;
+      }
+      out.push_back(std::move(item));
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (records.empty()) {
+    std::cout << "no tuning records\n";
+    return 0;
+  }
+  Table table({"gpu", "bucket", "candidate", "time"});
+  for (const TuningEntry& r : records) {
+    // The first line of a failure: a compile log's rest would break the table.
+    const std::string why = r.why.substr(0, r.why.find('\n'));
+    table.add(
+        {r.gpu, r.bucket, r.label, r.ok ? fixed(r.ms * 1000.0, 2) + " us" : "failed: " + why});
+  }
+  table.print(std::cout);
+  return 0;
+}
+
 }  // namespace
 
 int doctor(const CommonOptions& options) {
@@ -131,9 +165,10 @@ int cache(const CacheOptions& options) {
   if (action == "export") return cache_export(options);
   if (action == "import") return cache_import(options);
   if (action == "remote") return cache_remote(options);
-  if (action != "stats" && action != "clear" && action != "trim" && action != "verify") {
+  if (action != "stats" && action != "clear" && action != "trim" && action != "verify" &&
+      action != "tuning") {
     std::cerr << "kreg cache: unknown action '" << action
-              << "' (stats, clear, trim, verify, export, import or remote)\n";
+              << "' (stats, clear, trim, verify, tuning, export, import or remote)\n";
     return 2;
   }
   if (options.words.size() > 1) {
@@ -155,6 +190,7 @@ int cache(const CacheOptions& options) {
     target_bytes = *parsed;
   }
   const CacheUsage before = cache_usage(dir);
+  if (action == "tuning" && before.usable) return cache_tuning_list(dir, options.common.json);
   nlohmann::json json;
   if (!before.usable) {
     json = usage_json(before);

@@ -46,6 +46,13 @@ struct CacheOptions {
   std::string remote;              // the remote cache's URL; "": KREG_REMOTE_CACHE
 };
 
+struct TuneCommandOptions {
+  std::filesystem::path file;  // a JSON array of shapes (docs/tuning.md)
+  int warmup = 3;
+  int repeats = 20;
+  bool json = false;
+};
+
 struct BuildCacheOptions {
   CommonOptions common;
   std::filesystem::path out;
@@ -86,6 +93,8 @@ nlohmann::json stats_json(const Stats& stats);
 nlohmann::json remote_status_json(const RemoteCacheStatus& status);
 std::string remote_status_line(const RemoteCacheStatus& status);
 int build_cache(const BuildCacheOptions& options);
+// kreg tune (tune_command.cpp).
+int tune(const TuneCommandOptions& options);
 int list(bool json);
 
 // A progress bar on stderr when it is a terminal and the output is not JSON.

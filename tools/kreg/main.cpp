@@ -52,9 +52,10 @@ int main(int argc, char** argv) {
       "cache", "Inspect and maintain the disk cache, its bundles and the remote cache");
   add_common(cache, cache_options.common);
   cache
-      ->add_option("action", cache_options.words,
-                   "stats, clear, trim, verify; export --out FILE [--manifest M]; import FILE; "
-                   "remote stats | ping | push [--all | --manifest M] | pull --manifest M")
+      ->add_option(
+          "action", cache_options.words,
+          "stats, clear, trim, verify, tuning; export --out FILE [--manifest M]; import FILE; "
+          "remote stats | ping | push [--all | --manifest M] | pull --manifest M")
       ->required();
   cache->add_option("--target-bytes", cache_options.target_bytes,
                     "trim: size to trim to, e.g. 512M (default: the bound)");
@@ -82,6 +83,23 @@ int main(int argc, char** argv) {
   build->add_option("--manifest", build_options.manifest, "Also build what this manifest lists");
   build->add_option("-j,--jobs", build_options.jobs, "Threads (default: one per core)");
 
+  kreg::cli::TuneCommandOptions tune_options;
+  CLI::App* tune = app.add_subcommand(
+      "tune",
+      "Time the built-in ops' launch choices for the shapes a file lists (needs a GPU), "
+      "and keep the winners in the caches");
+  tune->add_option("file", tune_options.file,
+                   "A JSON array of shapes, e.g. "
+                   "[{\"op\": \"matmul\", \"m\": 16, \"n\": 4096, "
+                   "\"k\": 4096}]")
+      ->required();
+  tune->add_option("--warmup", tune_options.warmup, "Launches before the timed ones (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  tune->add_option("--repeats", tune_options.repeats,
+                   "Timed launches a candidate, whose median counts (default 20)")
+      ->check(CLI::PositiveNumber);
+  tune->add_flag("--json", tune_options.json, "Print JSON");
+
   // CLI11 would call an unknown word a missing subcommand.
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];
@@ -105,6 +123,7 @@ int main(int argc, char** argv) {
     if (*cache) return kreg::cli::cache(cache_options);
     if (*build) return kreg::cli::build_cache(build_options);
     if (*list) return kreg::cli::list(list_json);
+    if (*tune) return kreg::cli::tune(tune_options);
   } catch (const kreg::Error& e) {
     // The line names kreg and the code once each; the message carries neither.
     std::cerr << "kreg: " << kreg::to_string(e.code()) << ": " << e.message() << "\n";
