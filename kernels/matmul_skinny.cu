@@ -13,6 +13,7 @@
 // kreg:entry matmul_skinny_bf16=matmul_skinny<kreg::bfloat16>
 // kreg:specialization 303:i4
 // kreg:specialization 302:i16
+// kreg:specialization 302:i16|303:i4
 // kreg:specialization 300:i4
 // kreg:specialization 300:i5
 // kreg:specialization 300:i4|302:i16

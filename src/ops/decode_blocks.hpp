@@ -37,13 +37,26 @@ inline DecodeBlocks decode_blocks(std::int64_t n) {
   return b;
 }
 
+// The quantized kernel's blocks: as the dense kernel's, but 32 columns whenever the blocks
+// have 4 warps, as the dense kernel's 16 would leave its code reads too short (tuning both ways
+// at n = 14336 on an H200: 1.26x faster with one row of x, 1.35x with 16 rows;
+// docs/performance.md, "Tuning the built-in ops").
+inline DecodeBlocks quantized_decode_blocks(std::int64_t n) {
+  DecodeBlocks b = decode_blocks(n);
+  if (b.warps == 4) {
+    b.cols = 32;
+    b.count = static_cast<unsigned>((n + 31) / 32);
+  }
+  return b;
+}
+
 // The blocks `kernel` (a decode kernel whose int constants `cols_index` and `warps_index`
-// default to 32 columns and 16 warps) launches with for an m x n x k product: the rule's, or
-// a tuned winner for the bucket (tuned_choice.hpp). Adds the chosen constants to `constants`.
-inline DecodeBlocks choose_decode_blocks(Registry& registry, std::string kernel,
-                                         Constants& constants, int cols_index, int warps_index,
-                                         std::int64_t m, std::int64_t n, std::int64_t k) {
-  const DecodeBlocks rule = decode_blocks(n);
+// default to 32 columns and 16 warps) launches with for an m x n x k product: `rule`, or a
+// tuned winner for the bucket (tuned_choice.hpp). Adds the chosen constants to `constants`.
+inline DecodeBlocks choose_decode_blocks(Registry& registry, const DecodeBlocks& rule,
+                                         std::string kernel, Constants& constants, int cols_index,
+                                         int warps_index, std::int64_t m, std::int64_t n,
+                                         std::int64_t k) {
   Choice choice{
       std::move(kernel),
       constants,

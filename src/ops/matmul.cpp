@@ -144,8 +144,8 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
       lb.aligned && k % 8 == 0 && k > 0) {
     const std::string entry = std::string("matmul_skinny_") + type;
     const DecodeBlocks blocks =
-        choose_decode_blocks(device_registry(stream.device()), entry, constants, c::kSkinnyCols,
-                             c::kSkinnyWarps, m_rows, n, k);
+        choose_decode_blocks(device_registry(stream.device()), decode_blocks(n), entry, constants,
+                             c::kSkinnyCols, c::kSkinnyWarps, m_rows, n, k);
     auto call = std::make_shared<KernelCall>(entry, constants, Dim3{blocks.count},
                                              Dim3{32U * blocks.warps});
     call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},

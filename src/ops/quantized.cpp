@@ -147,8 +147,9 @@ Array quantized_matmul(const Array& x, const QuantizedWeight& w, const std::opti
   if (bias.has_value()) constants.bools.emplace_back(qc::kLinearBias, true);
   if (m > 8) constants.bools.emplace_back(qc::kWideX, true);
   const std::string entry = std::string("quantized_matmul_") + type;
-  const DecodeBlocks blocks = choose_decode_blocks(
-      device_registry(current_stream().device()), entry, constants, qc::kCols, qc::kWarps, m, n, k);
+  const DecodeBlocks blocks =
+      choose_decode_blocks(device_registry(current_stream().device()), quantized_decode_blocks(n),
+                           entry, constants, qc::kCols, qc::kWarps, m, n, k);
   auto call =
       std::make_shared<KernelCall>(entry, constants, Dim3{blocks.count}, Dim3{32U * blocks.warps});
   const Array* bias_arg = bias.has_value() ? &*bias : nullptr;
