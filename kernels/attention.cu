@@ -4,7 +4,7 @@
 //
 //   q, out  [total_q, q_heads, head_dim]    k, v  [total_k, kv_heads, head_dim]
 //
-// A block takes 128 queries of one head (64 at head dim 256), a warp 16 of them (a warpgroup
+// A block takes 64 queries of one head (128 with kWarps 8), a warp 16 of them (a warpgroup
 // 64). It walks the keys the rows can see in tiles: S = Q K^T into float accumulators, the
 // scale, soft-cap and masks applied there, an online softmax in base 2, and P, rounded to the
 // inputs' type, multiplied by V straight from the registers S was in. Q stays in registers;
@@ -35,18 +35,22 @@ KREG_CONSTANT_DEFAULT(int, mask_kind, kreg::contracts::attention::kMask, 0);
 KREG_CONSTANT_DEFAULT(bool, causal, kreg::contracts::attention::kCausal, false);
 KREG_CONSTANT_DEFAULT(bool, soft_capped, kreg::contracts::attention::kSoftCap, false);
 KREG_CONSTANT_DEFAULT(bool, windowed, kreg::contracts::attention::kWindow, false);
+KREG_CONSTANT_DEFAULT(int, block_warps, kreg::contracts::attention::kWarps, 0);
 
 static_assert(head_dim == 64 || head_dim == 128 || head_dim == 256,
               "attention: the head dimension must be 64, 128 or 256");
 static_assert(mask_kind >= 0 && mask_kind <= 2, "attention: the mask kind is 0, 1 or 2");
+static_assert(block_warps == 0 || block_warps == 4 || (block_warps == 8 && head_dim != 256),
+              "attention: a block has 4 or 8 warps (4 at head dim 256)");
 
 namespace flash {
 
 using namespace kreg;
 namespace c = kreg::contracts::attention;
 
-constexpr int kThreads = 32 * c::kBlockWarps<head_dim>;
-constexpr int kRows = 16 * c::kBlockWarps<head_dim>;
+constexpr int kWarps = block_warps > 0 ? block_warps : c::kBlockWarps<head_dim>;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kRows = 16 * kWarps;
 // Keys a tile: 64, or 32 at head dim 256, where the accumulators of O take the registers.
 constexpr int kKeys = head_dim == 256 ? 32 : 64;
 constexpr int kChunks = head_dim / 8;     // 16-byte chunks of a row

@@ -304,6 +304,8 @@ struct OpTuning {
 ///   quantized_matmul the decode kernel's columns and warps a block (same buckets)
 ///   moe, moe_experts the grouped products' warps a block, and the second product's columns
 ///                    ("s<tokens x top_k, to a power of 2>_e<experts>_n<out>_k<in>")
+///   attention        warps a block at head dim 64 and 128 ("q<queries>_k<keys>_b<batch>_h<q
+///                    heads>", queries and keys to a power of 2)
 /// Each later call of those ops, in this process or another sharing the caches (disk, remote,
 /// bundles), launches the bucket's winner; an op with no winner for its bucket keeps the rule.
 /// A process reads a bucket's records once (`Registry::tuned`), so a winner stored by another

@@ -2,9 +2,11 @@
 // with kernels/attention.cu.
 
 #include <kreg/ops.hpp>
+#include <kreg/stream.hpp>
 
 #include "ops/arguments.hpp"
 #include "ops/kernel_call.hpp"
+#include "ops/tuned_choice.hpp"
 
 #include <kreg/contracts/attention.cuh>
 
@@ -134,17 +136,31 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
   if (options.soft_cap > 0) constants.bools.emplace_back(c::kSoftCap, true);
   if (options.window_left >= 0) constants.bools.emplace_back(c::kWindow, true);
 
+  const bool empty = l.total_q == 0 || l.batch == 0;
+  const std::string entry =
+      std::string("attention_") + (q.dtype() == Dtype::Float16 ? "f16" : "bf16");
+  // Warps a block: the default 4 (0), or 8 where tuning found them faster for the bucket (at
+  // head dim 256 there is no other choice).
+  int warps = c::kBlockWarps<128>;
+  if (l.head_dim != 256 && !empty) {
+    const std::string bucket = "q" + std::to_string(bucket_size(l.total_q)) + "_k" +
+                               std::to_string(bucket_size(l.total_k)) + "_b" +
+                               std::to_string(l.batch) + "_h" + std::to_string(l.q_heads);
+    constants = choose(device_registry(current_stream().device()),
+                       {entry, constants, {knob(c::kWarps, 0, 0, {8})}, bucket});
+    if (const std::int32_t chosen = int_constant(constants, c::kWarps, 0); chosen != 0) {
+      warps = chosen;
+    }
+  }
+
   // Fixed lengths: a slot for each tile. Packed: at most total_q / rows + batch tiles.
-  const int warps = l.head_dim == 256 ? c::kBlockWarps<256> : c::kBlockWarps<128>;
   const std::int64_t rows = std::int64_t{16} * warps;
   const std::int64_t slots =
       cu_q == nullptr ? l.batch * ((fixed_q + rows - 1) / rows) : l.total_q / rows + l.batch;
   if (slots > std::numeric_limits<int>::max()) invalid(op, "too many query tiles");
-  const bool empty = l.total_q == 0 || l.batch == 0;
   const Dim3 grid{static_cast<unsigned>(empty ? 0 : slots), static_cast<unsigned>(l.q_heads)};
-  const char* type = q.dtype() == Dtype::Float16 ? "f16" : "bf16";
-  auto call = std::make_shared<KernelCall>(std::string("attention_") + type, constants, grid,
-                                           Dim3{static_cast<unsigned>(32 * warps)});
+  auto call =
+      std::make_shared<KernelCall>(entry, constants, grid, Dim3{static_cast<unsigned>(32 * warps)});
   call->arguments<c::Attention<Element>>(
       q, k, v, cu_q, cu_k, options.mask, Out{0}, static_cast<unsigned>(l.batch),
       static_cast<unsigned>(l.kv_heads), static_cast<int>(l.total_q), static_cast<int>(l.total_k),

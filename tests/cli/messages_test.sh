@@ -75,7 +75,7 @@ expect 0 '"removed": 1' "$kreg" cache verify --cache-dir "$dir/v" --remove-bad -
 echo '[{"op": "matmul", "m": 16, "k": 64}]' > "$dir/tune_n.json"
 expect 1 'tune file, shape 0: "n" is missing' "$kreg" tune "$dir/tune_n.json"
 echo '[{"op": "matmul", "m": 1, "n": 8, "k": 8}, {"op": "conv"}]' > "$dir/tune_op.json"
-expect 1 'shape 1: unknown op "conv" (matmul, quantized_matmul or moe)' "$kreg" tune "$dir/tune_op.json"
+expect 1 'shape 1: unknown op "conv" (matmul, quantized_matmul, moe or attention)' "$kreg" tune "$dir/tune_op.json"
 echo '[{"op": "moe", "tokens": 0, "experts": 8, "hidden": 64, "ffn": 64}]' > "$dir/tune_zero.json"
 expect 1 '"tokens" must be a positive integer' "$kreg" tune "$dir/tune_zero.json"
 echo '{}' > "$dir/tune_object.json"

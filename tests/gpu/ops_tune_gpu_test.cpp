@@ -1,8 +1,8 @@
-// ops::tune on the GPU: a decode matmul, a decode quantized matmul and a MoE layer tuned for a
-// bucket no earlier run has tuned in this cache; every candidate runs and gives the right
-// result (against float64 for matmul, against the rule's own result for the others), the
-// winner is the fastest, a second tuning times nothing, and the op then launches the winner.
-// Each run poisons its output first.
+// ops::tune on the GPU: a decode matmul, a decode quantized matmul, a MoE layer and a causal
+// attention prefill, each tuned for a bucket no earlier run has tuned in this cache; every
+// candidate runs and gives the right result (against float64 for matmul, against the rule's own
+// result for the others), the winner is the fastest, a second tuning times nothing, and the op
+// then launches the winner. Each run poisons its output first.
 #include "gpu/poison.hpp"
 #include "test_support.hpp"
 
@@ -189,6 +189,40 @@ TEST(OpsTuneGpu, QuantizedDecodeAndMoeLayersGiveTheRulesResultUnderEveryCandidat
   EXPECT_EQ(moe[1].bucket, "s32_e8_n256_k" + std::to_string(ffn));
   expect_tuned(moe[1], 8, "moe_matmul_bf16");  // and 32 or 16 columns
   EXPECT_EQ(checks, 12);
+}
+
+TEST(OpsTuneGpu, AttentionPrefillGivesTheRulesResultWithEitherBlock) {
+  KREG_REQUIRE_GPU();
+  std::mt19937 rng(13);
+  const auto values = [&](std::int64_t count) {
+    std::vector<bfloat16> v;
+    std::vector<double> x;
+    test::random_values(rng, static_cast<std::size_t>(count), v, x);
+    return v;
+  };
+  constexpr std::int64_t len = 300;  // bucket q512_k512
+  constexpr std::int64_t kv_heads = 2;
+  constexpr std::int64_t dim = 128;
+  const std::int64_t heads = untuned("q512_k512_b1_h", 8, 2, "");
+  const Array q = Array::from_data(values(len * heads * dim), {1, len, heads, dim});
+  const Array k = Array::from_data(values(len * kv_heads * dim), {1, len, kv_heads, dim});
+  const Array v = Array::from_data(values(len * kv_heads * dim), {1, len, kv_heads, dim});
+  ops::AttentionOptions options;
+  options.causal = true;
+  const std::vector<double> rule = widen(ops::attention(q, k, v, options));
+  Array out;
+  int checks = 0;
+  const std::vector<ops::OpTuning> t = ops::tune(
+      [&] {
+        test::poison(static_cast<std::size_t>(len * heads * dim) * 2, 2);
+        out = ops::attention(q, k, v, options);
+        out.eval();
+      },
+      checking(out, rule, 1e-3, checks));
+  ASSERT_EQ(t.size(), 1U);
+  EXPECT_EQ(t[0].bucket, "q512_k512_b1_h" + std::to_string(heads));
+  expect_tuned(t[0], 2, "attention_bf16");  // 4 warps (the default), or 8
+  EXPECT_EQ(checks, 2);
 }
 
 TEST(OpsTuneGpu, ACallWithNoChoiceIsRefused) {

@@ -28,6 +28,10 @@ struct TuneShape {
   std::int64_t tokens = 0, experts = 0;  // moe
   std::int64_t hidden = 0, ffn = 0;      // moe
   int top_k = 8;                         // moe
+  std::int64_t batch = 1, len = 0;       // attention
+  std::int64_t heads = 0, kv_heads = 0;  // attention
+  std::int64_t head_dim = 128;           // attention
+  bool causal = false;                   // attention
   std::string text;                      // as the report names it
 };
 
@@ -99,8 +103,21 @@ std::vector<TuneShape> read_shapes(const std::filesystem::path& path) {
       s.text = std::to_string(s.tokens) + " tokens, " + std::to_string(s.experts) +
                " experts top " + std::to_string(s.top_k) + ", " + std::to_string(s.hidden) + "->" +
                std::to_string(s.ffn);
+    } else if (s.op == "attention") {
+      s.batch = positive(item, "batch", i, 1);
+      s.len = positive(item, "len", i);
+      s.heads = positive(item, "heads", i);
+      s.kv_heads = positive(item, "kv_heads", i, s.heads);
+      s.head_dim = positive(item, "head_dim", i, 128);
+      if (item.contains("causal")) {
+        if (!item["causal"].is_boolean()) bad(i, "\"causal\" is true or false");
+        s.causal = item["causal"].get<bool>();
+      }
+      s.text = std::to_string(s.batch) + "x" + std::to_string(s.len) + ", " +
+               std::to_string(s.heads) + "/" + std::to_string(s.kv_heads) + " heads of " +
+               std::to_string(s.head_dim) + (s.causal ? ", causal" : "");
     } else {
-      bad(i, "unknown op \"" + s.op + "\" (matmul, quantized_matmul or moe)");
+      bad(i, "unknown op \"" + s.op + "\" (matmul, quantized_matmul, moe or attention)");
     }
     out.push_back(std::move(s));
   }
@@ -155,6 +172,16 @@ std::function<void()> make_call(const TuneShape& s) {
         ops::quantize(random_array({s.n, s.k}, s.dtype, 0.05F, 2), s.group_size, s.bits);
     eval({w.weight, w.scales, w.biases});
     return [x, w] { ops::quantized_matmul(x, w).eval(); };
+  }
+  if (s.op == "attention") {
+    const Array q = evaluated(random_array({s.batch, s.len, s.heads, s.head_dim}, s.dtype, 1, 1));
+    const Array k =
+        evaluated(random_array({s.batch, s.len, s.kv_heads, s.head_dim}, s.dtype, 1, 2));
+    const Array v =
+        evaluated(random_array({s.batch, s.len, s.kv_heads, s.head_dim}, s.dtype, 1, 3));
+    ops::AttentionOptions options;
+    options.causal = s.causal;
+    return [q, k, v, options] { ops::attention(q, k, v, options).eval(); };
   }
   const Array x = evaluated(random_array({s.tokens, s.hidden}, s.dtype, 1.0F, 1));
   const Array logits = evaluated(random_array({s.tokens, s.experts}, Dtype::Float32, 4.0F, 2));

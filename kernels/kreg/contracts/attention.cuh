@@ -20,11 +20,17 @@ inline constexpr int kMaskNone = 0;
 inline constexpr int kMaskAdditive = 1;
 inline constexpr int kMaskBoolean = 2;
 
-// Warps a block has, each taking 16 query rows: eight, so that a K or V tile in shared memory
-// serves 128 queries, except at head dim 256, where 128 rows of Q would not fit beside it.
-// A sequence of n queries has ceil(n / (16 * warps)) tiles.
+// int, default 0 (kBlockWarps): warps a block has, 4 or 8 (not 8 at head dim 256, where 128
+// rows of Q would not fit beside a K or V tile).
+inline constexpr int kWarps = 302;
+
+// Warps a block has by default, each taking 16 query rows: four, one warpgroup. Blocks of 8
+// warps share each K or V tile among 128 queries, but ran 1.04-1.24x slower on an H200 at
+// head dims 64 and 128 (tuned both ways; docs/performance.md): twice the blocks keep more of
+// them busy while others wait on their copies. A sequence of n queries has
+// ceil(n / (16 * warps)) tiles.
 template <int HeadDim>
-inline constexpr int kBlockWarps = HeadDim == 256 ? 4 : 8;
+inline constexpr int kBlockWarps = 4;
 
 // One block per (tile slot, query head). Sequences are [cu_q[b], cu_q[b + 1]) of q's rows
 // and [cu_k[b], cu_k[b + 1]) of k's, cut to the total_q and total_k rows there are; with cu_q
