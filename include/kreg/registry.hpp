@@ -119,10 +119,13 @@ class Registry {
   std::size_t prewarm(const std::vector<KernelRequest>& requests,
                       const ProgressCallback& progress = {});
   /// Writes the (name, constants) set this registry has served, as JSON, so that another
-  /// process can prewarm it with `prewarm_manifest`. Throws `InvalidArgument` if the file
-  /// cannot be written.
+  /// process can prewarm it with `prewarm_manifest`; and the `tuned` questions it was asked
+  /// (the built-in ops ask one per shape bucket), so that the other process reads their
+  /// records while it loads rather than at its first call. Throws `InvalidArgument` if the
+  /// file cannot be written.
   void write_manifest(const std::filesystem::path& path) const;
-  /// Prewarms every kernel a manifest lists, in parallel; returns how many are ready.
+  /// Prewarms every kernel a manifest lists, in parallel, then asks the `tuned` questions it
+  /// lists (answered from the caches and remembered); returns how many kernels are ready.
   /// Names this registry does not know are skipped. Throws `InvalidArgument` for an
   /// unreadable or malformed manifest.
   std::size_t prewarm_manifest(const std::filesystem::path& path,

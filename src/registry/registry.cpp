@@ -58,7 +58,10 @@ void Registry::write_manifest(const std::filesystem::path& path) const {
 
 std::size_t Registry::prewarm_manifest(const std::filesystem::path& path,
                                        const ProgressCallback& progress) {
-  return impl_->prewarm(registry::read_manifest(path), progress);
+  const auto [kernels, lookups] = registry::read_manifest_and_lookups(path);
+  const std::size_t ready = impl_->prewarm(kernels, progress);
+  impl_->warm_lookups(lookups);
+  return ready;
 }
 
 std::vector<KernelRequest> read_manifest(const std::filesystem::path& path) {

@@ -371,7 +371,12 @@ void RegistryImpl::write_manifest(const std::filesystem::path& path) const {
           {entry->name, parse_constants(constants.empty() ? constants : constants.substr(1))});
     }
   }
-  registry::write_manifest(path, served);
+  std::vector<TunedLookup> lookups;
+  {
+    std::lock_guard lock(records_mutex_);
+    lookups = asked_;
+  }
+  registry::write_manifest(path, served, lookups);
 }
 
 SourceInfo RegistryImpl::source_info(std::string_view name) const {

@@ -12,6 +12,7 @@
 #include "registry/compile_workers.hpp"
 #include "registry/compiler_warm_up.hpp"
 #include "registry/counters.hpp"
+#include "registry/manifest.hpp"
 #include "registry/source.hpp"
 #include "registry/source_set.hpp"
 #include "registry/tier.hpp"
@@ -103,6 +104,9 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
                   const TuneRun& run, const TuneOptions& options);
   std::optional<Constants> tuned(std::string_view name, const TuneSpace& space,
                                  std::string_view bucket);
+  // Asks `tuned` each lookup a manifest lists, so that a later ask is answered from memory;
+  // one that fails (a kernel this registry lacks) is skipped.
+  void warm_lookups(const std::vector<TunedLookup>& lookups);
 
  private:
   Resolved resolve(std::string_view name, const Constants& constants) const;
@@ -178,11 +182,15 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   std::mutex pool_mutex_;
   std::unique_ptr<core::ThreadPool> pool_;  // after workers_ and chain_, which its tasks use
 
-  std::mutex records_mutex_;
+  mutable std::once_flag gpu_identity_once_;
+  mutable std::string gpu_identity_;  // gpu_identity(), once asked
+  mutable std::mutex records_mutex_;
   std::map<std::string, cache::TuningRecord> records_;  // tuning records seen or made, by key
   // What `tuned` answered, by kernel, bucket and candidates: the built-in ops ask on every
   // call, and a record lookup costs a storage key per candidate.
   std::map<std::string, std::optional<Constants>, std::less<>> winners_;
+  // The questions behind winners_ whose space has no rule, in order: a manifest lists them.
+  std::vector<TunedLookup> asked_;
 };
 
 }  // namespace kreg::registry

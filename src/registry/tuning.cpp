@@ -41,13 +41,18 @@ const TuneResult::Candidate* fastest(const std::vector<TuneResult::Candidate>& c
 }  // namespace
 
 std::string RegistryImpl::gpu_identity() const {
-  if (!cuda::driver_available()) return "no-gpu";
-  try {
-    const cuda::DeviceInfo info = cuda::device_info(options_.device);
-    return info.name + "/" + std::to_string(info.multiprocessors) + "sm";
-  } catch (const Error&) {
-    return "no-gpu";
-  }
+  // Asked once: each lookup of the ops would otherwise make driver calls for it.
+  std::call_once(gpu_identity_once_, [this] {
+    gpu_identity_ = "no-gpu";
+    if (!cuda::driver_available()) return;
+    try {
+      const cuda::DeviceInfo info = cuda::device_info(options_.device);
+      gpu_identity_ = info.name + "/" + std::to_string(info.multiprocessors) + "sm";
+    } catch (const Error&) {
+      // No GPU: records of a caller's timer are kept under "no-gpu".
+    }
+  });
+  return gpu_identity_;
 }
 
 std::vector<RegistryImpl::Tuned> RegistryImpl::tuning_entries(std::string_view name,
@@ -253,8 +258,23 @@ std::optional<Constants> RegistryImpl::tuned(std::string_view name, const TuneSp
   }
   if (const TuneResult::Candidate* best = fastest(timed)) winner = best->constants;
   std::lock_guard lock(records_mutex_);
-  winners_.emplace(std::move(memo), winner);
+  if (winners_.emplace(std::move(memo), winner).second && !space.accept) {
+    TunedLookup asked{std::string(name), std::string(bucket), space};
+    asked_.push_back(std::move(asked));
+  }
   return winner;
+}
+
+void RegistryImpl::warm_lookups(const std::vector<TunedLookup>& lookups) {
+  for (const TunedLookup& l : lookups) {
+    try {
+      tuned(l.name, l.space, l.bucket);
+    } catch (const Error& e) {
+      core::log_write(core::LogLevel::Debug, "manifest: tuned lookup of '" + l.name + "' for '" +
+                                                 l.bucket +
+                                                 "' skipped: " + std::string(e.message()));
+    }
+  }
 }
 
 void RegistryImpl::forget_winners() {

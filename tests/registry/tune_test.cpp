@@ -4,6 +4,7 @@
 // stands for a second process.
 #include "cache/entry.hpp"
 #include "cache/tuning_record.hpp"
+#include "registry/manifest.hpp"
 #include "test_support.hpp"
 
 #include <kreg/cache.hpp>
@@ -265,6 +266,52 @@ TEST(Tune, TunedRemembersItsAnswerUntilATuneOrANewSource) {
   // A replaced source has other keys, and no records.
   reg.register_source("tiled", std::string(kSource) + "// changed\n");
   EXPECT_FALSE(reg.tuned("tiled", space(), "c").has_value());
+}
+
+TEST(Tune, AManifestCarriesTheLookupsSoThatPrewarmingAnswersThem) {
+  test::ScratchDir dir("kreg_tune_");
+  tune_into(dir.path());
+  const std::filesystem::path manifest = dir.path() / "manifest.json";
+  {
+    Registry reg(test::sm90_disk_options(dir.path()));
+    reg.register_source("tiled", kSource);
+    EXPECT_EQ(constants_key(*reg.tuned("tiled", space(), "b")), "200:b1|300:i64");
+    EXPECT_FALSE(reg.tuned("tiled", space({32}), "never tuned").has_value());
+    TuneSpace ruled = space();
+    ruled.accept = [](const Constants&) { return true; };
+    reg.tuned("tiled", ruled, "with a rule");  // a rule cannot be written down: not listed
+    reg.write_manifest(manifest);
+  }
+  const auto [kernels, lookups] = registry::read_manifest_and_lookups(manifest);
+  ASSERT_EQ(lookups.size(), 2U);
+  EXPECT_EQ(lookups[0].name, "tiled");
+  EXPECT_EQ(lookups[0].bucket, "b");
+  EXPECT_EQ(lookups[0].space.ints, space().ints);
+  EXPECT_EQ(lookups[0].space.bools, space().bools);
+  EXPECT_EQ(lookups[1].bucket, "never tuned");
+
+  Registry next(test::sm90_disk_options(dir.path()));
+  next.register_source("tiled", kSource);
+  next.prewarm_manifest(manifest);
+  cache_clear(dir.path());  // answered at prewarm: the records are not read again
+  EXPECT_EQ(constants_key(*next.tuned("tiled", space(), "b")), "200:b1|300:i64");
+
+  // Malformed lookups are refused, naming the manifest.
+  const std::string head = R"({"format": "kreg-manifest", "version": 1, "kernels": [], "tuned": )";
+  for (const auto& [tail, why] : std::vector<std::pair<std::string, std::string>>{
+           {"5}", "tuned must be a list"},
+           {R"([{"name": "tiled"}]})", "a tuned lookup without a name and a bucket"},
+           {R"([{"name": "t", "bucket": "b", "ints": [[300]]}]})",
+            "each of ints is [index, [values]]"},
+           {R"([{"name": "t", "bucket": "b", "ints": [[300, [4294967296]]]}]})",
+            "not a 32-bit integer"},
+           {R"([{"name": "t", "bucket": "b", "bools": [true]}]})", "bools lists constant indices"},
+           {R"([{"name": "t", "bucket": "b", "fixed": "300:x"}]})", "tuned lookup 't' for 'b'"}}) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, [&] {
+      registry::parse_manifest_lookups(head + tail, "m.json");
+    });
+    EXPECT_TRUE(contains(m, "manifest 'm.json': ") && contains(m, why)) << m;
+  }
 }
 
 TEST(TuningRecord, EncodesDecodesAndRefusesWhatIsNotOne) {
