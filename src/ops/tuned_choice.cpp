@@ -102,8 +102,8 @@ Constants choose(Registry& registry, const Choice& choice) {
   try {
     winner = registry.tuned(builtin(choice), space_of(choice), choice.bucket);
   } catch (const Error&) {
-    // A source registered in the built-in's place without these constants: the rule's
-    // values are the only ones it can take.
+    // No GPU and no arch to key records by (an op's graph built on a machine without one):
+    // the rule's values.
   }
   return launch_constants(choice, winner.value_or(Constants{}));
 }

@@ -374,7 +374,7 @@ void RegistryImpl::write_manifest(const std::filesystem::path& path) const {
   std::vector<TunedLookup> lookups;
   {
     std::lock_guard lock(records_mutex_);
-    lookups = asked_;
+    for (const auto& [key, lookup] : asked_) lookups.push_back(lookup);
   }
   registry::write_manifest(path, served, lookups);
 }

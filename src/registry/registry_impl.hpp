@@ -189,8 +189,9 @@ class RegistryImpl {  // NOLINT(clang-analyzer-optin.performance.Padding)
   // What `tuned` answered, by kernel, bucket and candidates: the built-in ops ask on every
   // call, and a record lookup costs a storage key per candidate.
   std::map<std::string, std::optional<Constants>, std::less<>> winners_;
-  // The questions behind winners_ whose space has no rule, in order: a manifest lists them.
-  std::vector<TunedLookup> asked_;
+  // The questions `tuned` was asked whose space has no rule, by the same key: a manifest lists
+  // them (forget_winners leaves them).
+  std::map<std::string, TunedLookup, std::less<>> asked_;
 };
 
 }  // namespace kreg::registry

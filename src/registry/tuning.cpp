@@ -258,10 +258,10 @@ std::optional<Constants> RegistryImpl::tuned(std::string_view name, const TuneSp
   }
   if (const TuneResult::Candidate* best = fastest(timed)) winner = best->constants;
   std::lock_guard lock(records_mutex_);
-  if (winners_.emplace(std::move(memo), winner).second && !space.accept) {
-    TunedLookup asked{std::string(name), std::string(bucket), space};
-    asked_.push_back(std::move(asked));
+  if (!space.accept && !asked_.contains(memo)) {
+    asked_.emplace(memo, TunedLookup{std::string(name), std::string(bucket), space});
   }
+  winners_.emplace(std::move(memo), winner);
   return winner;
 }
 

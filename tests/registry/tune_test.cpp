@@ -280,15 +280,21 @@ TEST(Tune, AManifestCarriesTheLookupsSoThatPrewarmingAnswersThem) {
     TuneSpace ruled = space();
     ruled.accept = [](const Constants&) { return true; };
     reg.tuned("tiled", ruled, "with a rule");  // a rule cannot be written down: not listed
+    // Asked, tuned (which forgets the answers), asked again: listed once.
+    EXPECT_FALSE(reg.tuned("tiled", space(), "c").has_value());
+    FakeTimer timer;
+    reg.tune("tiled", space(), "c", {}, timer.options());
+    EXPECT_TRUE(reg.tuned("tiled", space(), "c").has_value());
     reg.write_manifest(manifest);
   }
   const auto [kernels, lookups] = registry::read_manifest_and_lookups(manifest);
-  ASSERT_EQ(lookups.size(), 2U);
+  ASSERT_EQ(lookups.size(), 3U);
   EXPECT_EQ(lookups[0].name, "tiled");
   EXPECT_EQ(lookups[0].bucket, "b");
   EXPECT_EQ(lookups[0].space.ints, space().ints);
   EXPECT_EQ(lookups[0].space.bools, space().bools);
-  EXPECT_EQ(lookups[1].bucket, "never tuned");
+  EXPECT_EQ(lookups[1].bucket, "c");
+  EXPECT_EQ(lookups[2].bucket, "never tuned");
 
   Registry next(test::sm90_disk_options(dir.path()));
   next.register_source("tiled", kSource);
