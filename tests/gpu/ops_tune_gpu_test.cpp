@@ -51,6 +51,14 @@ std::vector<double> widen(const Array& a) {
   return out;
 }
 
+// `count` random bfloat16 values in [-1, 1).
+std::vector<bfloat16> random_bf16(std::mt19937& rng, std::int64_t count) {
+  std::vector<bfloat16> v;
+  std::vector<double> exact;
+  test::random_values(rng, static_cast<std::size_t>(count), v, exact);
+  return v;
+}
+
 // Short tuning runs whose check compares `out`, the call's last result, with `want`, counting
 // its calls in `checks`.
 TuneOptions checking(const Array& out, const std::vector<double>& want, double tolerance,
@@ -136,12 +144,7 @@ TEST(OpsTuneGpu, DecodeMatmulTimesEveryCandidateAndThenLaunchesTheWinner) {
 TEST(OpsTuneGpu, QuantizedDecodeAndMoeLayersGiveTheRulesResultUnderEveryCandidate) {
   KREG_REQUIRE_GPU();
   std::mt19937 rng(11);
-  const auto values = [&](std::int64_t count) {
-    std::vector<bfloat16> v;
-    std::vector<double> x;
-    test::random_values(rng, static_cast<std::size_t>(count), v, x);
-    return v;
-  };
+  const auto values = [&](std::int64_t count) { return random_bf16(rng, count); };
   // 4-bit decode, 1 row.
   constexpr std::int64_t k = 1024;
   const std::int64_t n = untuned("m1_n", 2056, 8, "_k1024");
@@ -194,12 +197,7 @@ TEST(OpsTuneGpu, QuantizedDecodeAndMoeLayersGiveTheRulesResultUnderEveryCandidat
 TEST(OpsTuneGpu, AttentionPrefillGivesTheRulesResultWithEitherBlock) {
   KREG_REQUIRE_GPU();
   std::mt19937 rng(13);
-  const auto values = [&](std::int64_t count) {
-    std::vector<bfloat16> v;
-    std::vector<double> x;
-    test::random_values(rng, static_cast<std::size_t>(count), v, x);
-    return v;
-  };
+  const auto values = [&](std::int64_t count) { return random_bf16(rng, count); };
   constexpr std::int64_t len = 300;  // bucket q512_k512
   constexpr std::int64_t kv_heads = 2;
   constexpr std::int64_t dim = 128;
