@@ -121,15 +121,18 @@ TEST(Tune, AFakeTimerPicksTheFastestAndASecondCallTimesNothing) {
   EXPECT_EQ(reg.tune("tiled", space(), "n128", {}, timer.options()).timed, 8U);
 }
 
+// Tunes "tiled" with the fake timer into the cache folder `dir`, as another process would.
+void tune_into(const std::filesystem::path& dir, const std::string& bucket = "b") {
+  Registry reg(test::sm90_disk_options(dir));
+  reg.register_source("tiled", kSource);
+  FakeTimer timer;
+  reg.tune("tiled", space(), bucket, {}, timer.options());
+  reg.flush_disk_cache();
+}
+
 TEST(Tune, ASecondRegistryOnTheSameCacheUsesTheStoredTimes) {
   test::ScratchDir dir("kreg_tune_");
-  {
-    Registry reg(test::sm90_disk_options(dir.path()));
-    reg.register_source("tiled", kSource);
-    FakeTimer timer;
-    reg.tune("tiled", space(), "n4096", {}, timer.options());
-    reg.flush_disk_cache();
-  }
+  tune_into(dir.path(), "n4096");
   Registry second(test::sm90_disk_options(dir.path()));
   second.register_source("tiled", kSource);
   EXPECT_EQ(constants_key(*second.tuned("tiled", space(), "n4096")), "200:b1|300:i64");
@@ -177,14 +180,6 @@ std::vector<std::filesystem::path> record_files(const std::filesystem::path& dir
     if (entry && entry->key.rfind(cache::kTuningPrefix, 0) == 0) records.push_back(file.path());
   }
   return records;
-}
-
-void tune_into(const std::filesystem::path& dir, const std::string& bucket = "b") {
-  Registry reg(test::sm90_disk_options(dir));
-  reg.register_source("tiled", kSource);
-  FakeTimer timer;
-  reg.tune("tiled", space(), bucket, {}, timer.options());
-  reg.flush_disk_cache();
 }
 
 TEST(Tune, CorruptAndForeignRecordsAreIgnored) {
