@@ -1,5 +1,7 @@
 #include <kreg/dtype.hpp>
 
+#include "array/dtype_info.hpp"
+
 #include <kreg/device/half.cuh>
 
 #include <algorithm>
@@ -21,44 +23,37 @@ T saturated(double value) noexcept {
 
 }  // namespace
 
+namespace array {
+
+const DtypeInfo& dtype_info(Dtype dtype) noexcept {
+  // In Dtype's order.
+  static constexpr DtypeInfo kInfo[] = {{"bool", 1, "bool"},
+                                        {"int8", 1, "int8_t"},
+                                        {"int16", 2, "int16_t"},
+                                        {"int32", 4, "int32_t"},
+                                        {"int64", 8, "int64_t"},
+                                        {"uint8", 1, "uint8_t"},
+                                        {"uint16", 2, "uint16_t"},
+                                        {"uint32", 4, "uint32_t"},
+                                        {"uint64", 8, "uint64_t"},
+                                        {"float16", 2, "kreg::half"},
+                                        {"bfloat16", 2, "kreg::bfloat16"},
+                                        {"float32", 4, "float"},
+                                        {"float64", 8, "double"},
+                                        {"complex64", 8, "complex64_t"}};
+  static constexpr DtypeInfo kUnknown = {"unknown", 0, "void"};
+  const auto i = static_cast<std::size_t>(dtype);
+  return i < std::size(kInfo) ? kInfo[i] : kUnknown;
+}
+
+}  // namespace array
+
 std::size_t size_of(Dtype dtype) noexcept {
-  switch (dtype) {
-    case Dtype::Bool:
-    case Dtype::Int8:
-    case Dtype::UInt8: return 1;
-    case Dtype::Int16:
-    case Dtype::UInt16:
-    case Dtype::Float16:
-    case Dtype::BFloat16: return 2;
-    case Dtype::Int32:
-    case Dtype::UInt32:
-    case Dtype::Float32: return 4;
-    case Dtype::Int64:
-    case Dtype::UInt64:
-    case Dtype::Float64:
-    case Dtype::Complex64: return 8;
-  }
-  return 0;
+  return array::dtype_info(dtype).size;
 }
 
 const char* to_string(Dtype dtype) noexcept {
-  switch (dtype) {
-    case Dtype::Bool: return "bool";
-    case Dtype::Int8: return "int8";
-    case Dtype::Int16: return "int16";
-    case Dtype::Int32: return "int32";
-    case Dtype::Int64: return "int64";
-    case Dtype::UInt8: return "uint8";
-    case Dtype::UInt16: return "uint16";
-    case Dtype::UInt32: return "uint32";
-    case Dtype::UInt64: return "uint64";
-    case Dtype::Float16: return "float16";
-    case Dtype::BFloat16: return "bfloat16";
-    case Dtype::Float32: return "float32";
-    case Dtype::Float64: return "float64";
-    case Dtype::Complex64: return "complex64";
-  }
-  return "unknown";
+  return array::dtype_info(dtype).name;
 }
 
 void write_element(double value, Dtype dtype, void* out) noexcept {

@@ -1,9 +1,10 @@
 #include "cache/entry.hpp"
 
+#include "core/hash.hpp"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include <cstdio>
 #include <cstring>
 
 namespace kreg::cache {
@@ -73,10 +74,7 @@ std::optional<DecodedEntry> decode_entry(std::string_view bytes, std::string* wh
 
 std::string key_digest(std::string_view key) {
   const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  char text[33];
-  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return text;
+  return core::hex64(h.high64) + core::hex64(h.low64);
 }
 
 }  // namespace kreg::cache

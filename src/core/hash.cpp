@@ -16,6 +16,12 @@ std::uint64_t hash64(std::string_view bytes) noexcept {
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 std::optional<std::string> file_digest(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -35,10 +41,7 @@ std::optional<std::string> file_digest(const std::filesystem::path& path) {
   ::close(fd);
   if (!ok) return std::nullopt;
   const XXH128_hash_t h = XXH3_128bits_digest(state.get());
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return std::string(hex);
+  return hex64(h.high64) + hex64(h.low64);
 }
 
 }  // namespace kreg::core

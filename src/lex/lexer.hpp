@@ -97,4 +97,7 @@ constexpr bool ident_char(char c) noexcept {
 // Whether `name` is one identifier: "a_shape" yes, "3d" and "a b" no.
 bool is_identifier(std::string_view name) noexcept;
 
+// Whether `name` is a C++20 keyword or an alternative token (`and`, `xor_eq`).
+bool is_keyword(std::string_view name) noexcept;
+
 }  // namespace kreg::lex

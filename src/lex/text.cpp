@@ -99,4 +99,25 @@ std::vector<std::string> Text::included_headers() const {
   return names;
 }
 
+std::string numbered(std::string_view source) {
+  std::string out;
+  std::size_t line = 1;
+  std::size_t start = 0;
+  while (start <= source.size()) {
+    const std::size_t end = source.find('\n', start);
+    const std::string_view text =
+        source.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (end == std::string_view::npos && text.empty()) break;
+    std::string number = std::to_string(line++);
+    out.append(number.size() < 4 ? 4 - number.size() : 0, ' ');
+    out += number;
+    out += " | ";
+    out += text;
+    out += '\n';
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace kreg::lex

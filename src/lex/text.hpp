@@ -50,4 +50,7 @@ class Text {
   std::vector<std::string_view> identifiers_;  // sorted, each once
 };
 
+// `source` with each line prefixed by its number, for error messages that show a source.
+std::string numbered(std::string_view source);
+
 }  // namespace kreg::lex

@@ -2,6 +2,8 @@
 // left the host. Needs no GPU.
 #include "test_support.hpp"
 
+#include "array/dtype_info.hpp"
+
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -58,6 +60,34 @@ TEST(Array, EveryDtypeRoundTripsThroughTheHost) {
     EXPECT_GT(size_of(static_cast<Dtype>(d)), 0U);
     EXPECT_STRNE(to_string(static_cast<Dtype>(d)), "unknown");
   }
+}
+
+template <class T>
+void expect_described(const char* name, const char* cuda) {
+  const array::DtypeInfo& info = array::dtype_info(detail::dtype_of<T>::value);
+  EXPECT_STREQ(info.name, name);
+  EXPECT_EQ(info.size, sizeof(T)) << name;
+  EXPECT_STREQ(info.cuda, cuda);
+}
+
+// One row a dtype, in Dtype's order: the table's row for a host type is that type's.
+TEST(Dtype, TheTableDescribesEachDtypeByItsHostType) {
+  expect_described<bool>("bool", "bool");
+  expect_described<std::int8_t>("int8", "int8_t");
+  expect_described<std::int16_t>("int16", "int16_t");
+  expect_described<std::int32_t>("int32", "int32_t");
+  expect_described<std::int64_t>("int64", "int64_t");
+  expect_described<std::uint8_t>("uint8", "uint8_t");
+  expect_described<std::uint16_t>("uint16", "uint16_t");
+  expect_described<std::uint32_t>("uint32", "uint32_t");
+  expect_described<std::uint64_t>("uint64", "uint64_t");
+  expect_described<half>("float16", "kreg::half");
+  expect_described<bfloat16>("bfloat16", "kreg::bfloat16");
+  expect_described<float>("float32", "float");
+  expect_described<double>("float64", "double");
+  expect_described<std::complex<float>>("complex64", "complex64_t");
+  EXPECT_STREQ(to_string(static_cast<Dtype>(99)), "unknown");
+  EXPECT_EQ(size_of(static_cast<Dtype>(99)), 0U);
 }
 
 template <class T>

@@ -186,5 +186,17 @@ TEST(Lexer, TokensCoverEveryByte) {
   }
 }
 
+TEST(Lexer, KeywordsAndAlternativeTokens) {
+  for (const char* word : {"int", "constexpr", "co_await", "char8_t", "thread_local", "xor_eq",
+                           "and", "requires", "wchar_t"}) {
+    EXPECT_TRUE(is_keyword(word)) << word;
+  }
+  // Metal's words, CUDA's built-ins and library names are identifiers to the lexer.
+  for (const char* word : {"threadgroup", "device", "half", "uint", "threadIdx", "size_t", "std",
+                           "Int", "int8_t", "", "in t"}) {
+    EXPECT_FALSE(is_keyword(word)) << word;
+  }
+}
+
 }  // namespace
 }  // namespace kreg::lex

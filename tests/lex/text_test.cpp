@@ -66,5 +66,15 @@ TEST(Text, IncludedHeadersByName) {
   }
 }
 
+TEST(Text, NumberedListingNumbersEveryLine) {
+  EXPECT_EQ(numbered("a\nb\n"), "   1 | a\n   2 | b\n");
+  EXPECT_EQ(numbered("x"), "   1 | x\n");
+  EXPECT_EQ(numbered(""), "");
+  EXPECT_EQ(numbered("\n\n"), "   1 | \n   2 | \n");
+  std::string long_text;
+  for (int i = 0; i < 10000; ++i) long_text += "l\n";
+  EXPECT_NE(numbered(long_text).find("\n10000 | l\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kreg::lex
