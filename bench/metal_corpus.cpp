@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "array/dtype_info.hpp"
 #include "cuda/device.hpp"
-#include "custom/codegen.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,7 +219,7 @@ std::string compile_only(const Case& c, kreg::Registry& registry, int index) {
       const kreg::TemplateArg& arg = c.options.template_args[i].second;
       if (i > 0) expression += ", ";
       if (const auto* d = std::get_if<kreg::Dtype>(&arg)) {
-        expression += kreg::custom::cuda_type_name(*d);
+        expression += kreg::array::dtype_info(*d).cuda;
       } else if (const auto* b = std::get_if<bool>(&arg)) {
         expression += *b ? "true" : "false";
       } else {

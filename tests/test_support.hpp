@@ -90,7 +90,7 @@ inline std::string custom_compile_error(const CustomKernel& kernel,
     registry.compile(entry);
     return {};
   } catch (const Error& e) {
-    return std::string(e.what()) + "\n" + custom::numbered(source);
+    return std::string(e.what()) + "\n" + lex::numbered(source);
   }
 }
 

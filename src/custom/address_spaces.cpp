@@ -1,4 +1,4 @@
-#include "custom/address_spaces.hpp"
+#include "custom/rewrites.hpp"
 
 #include <algorithm>
 #include <string>
@@ -10,16 +10,14 @@
 namespace kreg::custom {
 namespace {
 
+// In the order of word_of's list.
 enum class Word : unsigned char { None, Device, Constant, Thread, Threadgroup };
 
 Word word_of(const lex::Tokens& t, std::size_t i) noexcept {
-  if (!t.is_identifier(i)) return Word::None;
-  const std::string_view s = t.raw(i);
-  if (s == "device") return Word::Device;
-  if (s == "constant") return Word::Constant;
-  if (s == "thread") return Word::Thread;
-  if (s == "threadgroup") return Word::Threadgroup;
-  return Word::None;
+  constexpr std::string_view kWords[] = {"device", "constant", "thread", "threadgroup"};
+  const auto* w = t.is_identifier(i) ? std::find(std::begin(kWords), std::end(kWords), t.raw(i))
+                                     : std::end(kWords);
+  return w == std::end(kWords) ? Word::None : static_cast<Word>(1 + (w - std::begin(kWords)));
 }
 
 // What the declaration after a word declares, from the token after the word: a pointer or

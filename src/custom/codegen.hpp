@@ -14,9 +14,6 @@
 
 namespace kreg::custom {
 
-// The type a kernel sees, as written in generated CUDA C++, e.g. "float" or "kreg::half".
-const char* cuda_type_name(Dtype dtype) noexcept;
-
 // How an input reaches the kernel.
 enum class InputKind : unsigned char {
   Pointer,  // const T* __restrict__
@@ -53,14 +50,12 @@ struct InputParams {
 InputParams input_params(const lex::Text& body, const InputSpec& input);
 
 struct Generated {
+  std::string entry;  // for the registry, named by content; set by the custom kernel
   std::string source;
   std::string expression;         // the name expression to instantiate, e.g. "kreg_custom_f<float>"
   std::size_t carved_arrays = 0;  // with dynamic_threadgroup: the arrays moved there
 };
 
 Generated generate(const KernelSpec& spec);
-
-// `source` with each line prefixed by its number, for error messages.
-std::string numbered(std::string_view source);
 
 }  // namespace kreg::custom

@@ -6,6 +6,7 @@
 #include "cuda/capture.hpp"
 #include "cuda/launch_limits.hpp"
 #include "cuda/stream.hpp"
+#include "lex/text.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,14 +14,6 @@
 #include <string_view>
 
 namespace kreg::custom {
-namespace {
-
-struct Uint3 {
-  unsigned x, y, z;
-};
-
-}  // namespace
-
 namespace {
 
 // The static shared memory ptxas refused a kernel (its log's "uses too much shared data
@@ -34,12 +27,11 @@ std::size_t refused_shared_bytes(const Error& e) {
   return static_cast<std::size_t>(std::strtoull(log.c_str() + at + kSaid.size(), nullptr, 16));
 }
 
-const Kernel& compiled(Registry& registry, const std::string& entry, const std::string& source,
-                       const std::string& expression) {
+const Kernel& compiled(Registry& registry, const Generated& generated) {
   SourceOptions options;
-  options.entries.push_back(entry + "=" + expression);
-  registry.register_source(entry, source, options);
-  return registry.get(entry);
+  options.entries.push_back(generated.entry + "=" + generated.expression);
+  registry.register_source(generated.entry, generated.source, options);
+  return registry.get(generated.entry);
 }
 
 }  // namespace
@@ -51,24 +43,25 @@ const Kernel& Variant::kernel(int device, const std::string& kernel_name) {
   ready = kernels_[device].load(std::memory_order_relaxed);
   if (ready != nullptr) return *ready;
   Registry& registry = device_registry(device);
-  const std::string* shown = &source;
+  const std::string* shown = &generated.source;
   try {
     try {
-      ready = &compiled(registry, entry, source, expression);
+      ready = &compiled(registry, generated);
     } catch (const Error& e) {
       // Threadgroup arrays past what a kernel may hold statically: the same body with them
       // in dynamic shared memory, as much as the static ones asked for, and room to align.
       const std::size_t refused = refused_shared_bytes(e);
-      if (e.code() != ErrorCode::CompileError || refused == 0 || dynamic_source.empty()) throw;
-      shown = &dynamic_source;
-      ready = &compiled(registry, dynamic_entry, dynamic_source, dynamic_expression);
-      carved_bytes_[device].store(((refused + 15) & ~std::size_t{15}) + 16 * carved_arrays,
+      if (e.code() != ErrorCode::CompileError || refused == 0 || dynamic.source.empty()) throw;
+      shown = &dynamic.source;
+      ready = &compiled(registry, dynamic);
+      carved_bytes_[device].store(((refused + 15) & ~std::size_t{15}) + 16 * dynamic.carved_arrays,
                                   std::memory_order_release);
     }
   } catch (const Error& e) {
     if (e.code() != ErrorCode::CompileError) throw;
     throw e.with_message("custom kernel '" + kernel_name + "' does not compile.\n" +
-                         std::string(e.message()) + "\ngenerated source:\n" + numbered(*shown));
+                         std::string(e.message()) + "\ngenerated source:\n" +
+                         lex::numbered(*shown));
   }
   kernels_[device].store(ready, std::memory_order_release);
   return *ready;
@@ -110,9 +103,8 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     const InputParams& wanted = variant->params[i];
     if (wanted.shape) {
       int shape[8] = {};
-      for (std::size_t d = 0; d < node->shape.size(); ++d) {
-        shape[d] = static_cast<int>(node->shape[d]);
-      }
+      std::transform(node->shape.begin(), node->shape.end(), shape,
+                     [](std::int64_t extent) { return static_cast<int>(extent); });
       params.add(shape, sizeof(shape), alignof(int));
     }
     if (wanted.strides) {
@@ -135,7 +127,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     }
     params.add(buffer.address());
   }
-  params.add(Uint3{grid.x, grid.y, grid.z});
+  params.add(grid);  // the kernel's uint3 kreg_grid: three 32-bit unsigned
 
   const Dim3 blocks{(grid.x + threadgroup.x - 1) / threadgroup.x,
                     (grid.y + threadgroup.y - 1) / threadgroup.y,

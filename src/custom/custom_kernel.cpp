@@ -13,7 +13,6 @@
 #include "registry/source.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <set>
 #include <string>
@@ -21,9 +20,7 @@
 namespace kreg {
 namespace {
 
-[[noreturn]] void invalid(const std::string& kernel, const std::string& what) {
-  throw Error(ErrorCode::InvalidArgument, "custom kernel '" + kernel + "': " + what);
-}
+using custom::invalid;
 
 std::string dims(Dim3 d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
@@ -47,22 +44,19 @@ void check_unique(const std::string& kernel, const std::vector<std::string>& inp
   for (const std::string& name : inputs) {
     for (const char* suffix : {"_shape", "_strides", "_ndim"}) {
       if (seen.contains(name + suffix)) {
-        std::string message = "the name '" + name + suffix + "' clashes with the ";
-        message += suffix + 1;
-        message += " parameter kreg generates for input '" + name + "'";
-        invalid(kernel, message);
+        std::string what = "the name '";
+        what.append(name).append(suffix).append("' clashes with the ").append(suffix + 1);
+        invalid(kernel, what.append(" parameter kreg generates for input '" + name + "'"));
       }
     }
   }
 }
 
 void check_launch(const std::string& kernel, Dim3 grid, Dim3 group) {
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
     invalid(kernel, "the grid " + dims(grid) + " is empty");
-  }
-  if (group.x == 0 || group.y == 0 || group.z == 0) {
+  if (group.x == 0 || group.y == 0 || group.z == 0)
     invalid(kernel, "the threadgroup " + dims(group) + " is empty");
-  }
   // Every NVIDIA GPU kreg supports has these limits (compute capability 5.0 and later).
   const std::uint64_t threads = std::uint64_t{group.x} * group.y * group.z;
   if (threads > 1024 || group.x > 1024 || group.y > 1024 || group.z > 64) {
@@ -70,13 +64,11 @@ void check_launch(const std::string& kernel, Dim3 grid, Dim3 group) {
                         " threads; the device allows at most 1024, and (1024, 1024, 64) per "
                         "dimension");
   }
-  const std::uint64_t blocks[3] = {(grid.x + std::uint64_t{group.x} - 1) / group.x,
-                                   (grid.y + std::uint64_t{group.y} - 1) / group.y,
-                                   (grid.z + std::uint64_t{group.z} - 1) / group.z};
-  const std::uint64_t sizes[3] = {group.x, group.y, group.z};
+  const unsigned sizes[3][2] = {{grid.x, group.x}, {grid.y, group.y}, {grid.z, group.z}};
   for (int d = 0; d < 3; ++d) {
+    const std::uint64_t blocks = (std::uint64_t{sizes[d][0]} + sizes[d][1] - 1) / sizes[d][1];
     // Thread positions are 32-bit, as in Metal.
-    if (blocks[d] * sizes[d] > 0xffffffffULL || (d > 0 && blocks[d] > 65535)) {
+    if (blocks * sizes[d][1] > 0xffffffffULL || (d > 0 && blocks > 65535)) {
       invalid(kernel, "the grid " + dims(grid) + " needs too many threadgroups for the device");
     }
   }
@@ -86,12 +78,6 @@ custom::InputKind kind_of(const Array& input, bool subscripted) {
   if (input.ndim() == 0 && !subscripted) return custom::InputKind::Scalar;
   const std::int64_t n = input.size();
   return n > 0 && n < 8 ? custom::InputKind::Small : custom::InputKind::Pointer;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 }  // namespace
@@ -167,9 +153,8 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     array::checked_size(outputs[i].shape, state.output_whats[i].c_str());
     const Dtype d = outputs[i].dtype;
-    const bool atomic_capable = d == Dtype::Int32 || d == Dtype::UInt32 || d == Dtype::Int64 ||
-                                d == Dtype::UInt64 || d == Dtype::Float32 || d == Dtype::Float64;
-    if (state.options.atomic_outputs && !atomic_capable) {
+    // 32- and 64-bit integers and floats.
+    if (state.options.atomic_outputs && (size_of(d) < 4 || d == Dtype::Complex64)) {
       invalid(kernel, "output '" + state.output_names[i] + "' is " + to_string(d) +
                           "; atomic outputs must be 32- or 64-bit integers or floats");
     }
@@ -189,13 +174,8 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
   for (const OutputSpec& output : outputs)
     key += static_cast<char>('A' + static_cast<int>(output.dtype));
   for (const auto& [name, value] : options.template_args) {
-    key += '|';
-    key += name;
-    key += '=';
-    key += static_cast<char>('0' + value.index());
-    if (const auto* d = std::get_if<Dtype>(&value)) key += std::to_string(static_cast<int>(*d));
-    if (const auto* i = std::get_if<int>(&value)) key += std::to_string(*i);
-    if (const auto* b = std::get_if<bool>(&value)) key += *b ? '1' : '0';
+    key.append("|").append(name).append("=").append(1, static_cast<char>('0' + value.index()));
+    std::visit([&key](auto v) { key += std::to_string(static_cast<int>(v)); }, value);
   }
 
   std::lock_guard lock(state.mutex);
@@ -217,35 +197,30 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
     spec.inputs.push_back({state.input_names[i], inputs[i].dtype(),
                            kind_of(inputs[i], state.subscripted[i]), inputs[i].size()});
   }
+  auto variant = std::make_shared<custom::Variant>();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     spec.outputs.emplace_back(state.output_names[i], outputs[i].dtype);
+    variant->output_dtypes.push_back(outputs[i].dtype);
   }
-  custom::Generated generated = custom::generate(spec);
-  auto variant = std::make_shared<custom::Variant>();
-  variant->key = std::move(key);
-  // Named by content, so that two kernels with one name and different bodies (or inputs)
-  // never share a source, an entry or a binary.
-  variant->entry =
-      "custom_" + kernel + "_" + hex(core::hash64(generated.source + '\n' + generated.expression));
-  variant->source = std::move(generated.source);
-  variant->expression = std::move(generated.expression);
   const lex::Text body(spec.body);
   for (const custom::InputSpec& input : spec.inputs) {
     variant->kinds.push_back(input.kind);
     variant->params.push_back(custom::input_params(body, input));
   }
+  // Named by content, so that two kernels with one name and different bodies (or inputs)
+  // never share a source, an entry or a binary.
+  const auto generate = [&]() {
+    custom::Generated g = custom::generate(spec);
+    g.entry = "custom_" + kernel + "_" + core::hex64(core::hash64(g.source + '\n' + g.expression));
+    return g;
+  };
+  variant->key = std::move(key);
+  variant->generated = generate();
   if (body.names("threadgroup")) {
     spec.dynamic_threadgroup = true;
-    custom::Generated dynamic = custom::generate(spec);
-    if (dynamic.carved_arrays > 0) {
-      variant->dynamic_entry =
-          "custom_" + kernel + "_" + hex(core::hash64(dynamic.source + '\n' + dynamic.expression));
-      variant->dynamic_source = std::move(dynamic.source);
-      variant->dynamic_expression = std::move(dynamic.expression);
-      variant->carved_arrays = dynamic.carved_arrays;
-    }
+    variant->dynamic = generate();
+    if (variant->dynamic.carved_arrays == 0) variant->dynamic = {};
   }
-  for (const OutputSpec& output : outputs) variant->output_dtypes.push_back(output.dtype);
   state.variants.push_back(variant);
   return variant;
 }
@@ -255,13 +230,13 @@ std::shared_ptr<custom::Variant> variant_for(custom::CustomKernelState& state,
 std::string CustomKernel::generated_source(const std::vector<Array>& inputs,
                                            const std::vector<OutputSpec>& outputs,
                                            const ApplyOptions& options) const {
-  return variant_for(*state_, inputs, outputs, options)->source;
+  return variant_for(*state_, inputs, outputs, options)->generated.source;
 }
 
 std::string CustomKernel::cache_key(const std::vector<Array>& inputs,
                                     const std::vector<OutputSpec>& outputs,
                                     const ApplyOptions& options) const {
-  return variant_for(*state_, inputs, outputs, options)->entry;
+  return variant_for(*state_, inputs, outputs, options)->generated.entry;
 }
 
 std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
@@ -277,9 +252,10 @@ std::vector<Array> CustomKernel::apply(const std::vector<Array>& inputs,
     }
   }
   if (options.verbose) {
-    std::cout << "kreg: custom kernel '" << state_->name << "' (" << variant->entry << ", "
-              << variant->expression << "):\n"
-              << variant->source << std::flush;
+    const custom::Generated& g = variant->generated;
+    std::cout << "kreg: custom kernel '" << state_->name << "' (" << g.entry << ", " << g.expression
+              << "):\n"
+              << g.source << std::flush;
   }
 
   auto call = std::make_shared<custom::CustomCall>();

@@ -8,88 +8,57 @@
 namespace kreg::custom {
 namespace {
 
-constexpr Word named(std::string_view w) {
-  return {w, Use::Named, false};
-}
-constexpr Word taken(std::string_view w) {
-  return {w, Use::Named, true};
-}
-constexpr Word called(std::string_view w) {
-  return {w, Use::Called, false};
-}
+constexpr bool kReserved = true;
 
-// Packed by hand: clang-format would set most of these lists one word a line.
 // clang-format off
-constexpr Word kTypes[] = {
-    taken("uint"), taken("ushort"), taken("uchar"), taken("int8_t"), taken("int16_t"),
-    taken("int32_t"), taken("int64_t"), taken("uint8_t"), taken("uint16_t"), taken("uint32_t"),
-    taken("uint64_t")};
-constexpr Word kComplex[] = {
-    named("complex64_t")};
+constexpr WordList kTypes[] = {{Use::Named, kReserved,
+    "uint ushort uchar int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t"}};
+constexpr WordList kComplex[] = {{Use::Named, false, "complex64_t"}};
 // Metal's 16-bit names, kreg's and the vector types made of them.
-constexpr Word kFloat16[] = {
-    taken("float16_t"), taken("bfloat16_t"), named("half"), named("half2"), named("half3"),
-    named("half4"), named("packed_half2"), named("packed_half3"), named("packed_half4"),
-    named("bfloat"), named("bfloat16"), named("bfloat2"), named("bfloat3"), named("bfloat4"),
-    named("packed_bfloat2"), named("packed_bfloat3"), named("packed_bfloat4")};
-constexpr Word kBarrier[] = {
-    taken("threadgroup_barrier"), taken("simdgroup_barrier"), taken("mem_flags")};
-constexpr Word kSimd[] = {
-    taken("simd_sum"), taken("simd_prod"), taken("simd_product"), taken("simd_max"),
-    taken("simd_min"), taken("simd_and"), taken("simd_or"), taken("simd_xor"), taken("simd_all"),
-    taken("simd_any"), taken("simd_ballot"), taken("simd_broadcast"), taken("simd_shuffle"),
-    taken("simd_shuffle_up"), taken("simd_shuffle_down"), taken("simd_shuffle_xor"),
-    taken("simd_shuffle_rotate_up"), taken("simd_shuffle_rotate_down"),
-    taken("simd_prefix_inclusive_sum"), taken("simd_prefix_exclusive_sum"),
-    taken("simd_prefix_inclusive_product"), taken("simd_prefix_exclusive_product")};
-constexpr Word kSimdgroupMatrix[] = {
-    named("simdgroup_matrix"), named("simdgroup_float8x8"), named("simdgroup_half8x8"),
-    named("simdgroup_bfloat8x8"), named("simdgroup_load"), named("simdgroup_store"),
-    named("simdgroup_multiply"), named("simdgroup_multiply_accumulate"),
-    named("make_filled_simdgroup_matrix")};
-constexpr Word kAtomic[] = {
-    taken("atomic"), taken("atomic_int"), taken("atomic_uint"), taken("atomic_float"),
-    taken("memory_order"), taken("memory_order_relaxed"), taken("memory_order_acquire"),
-    taken("memory_order_release"), taken("memory_order_acq_rel"), taken("memory_order_seq_cst"),
-    taken("atomic_fetch_add_explicit"), taken("atomic_fetch_sub_explicit"),
-    taken("atomic_fetch_max_explicit"), taken("atomic_fetch_min_explicit"),
-    taken("atomic_fetch_and_explicit"), taken("atomic_fetch_or_explicit"),
-    taken("atomic_fetch_xor_explicit"), taken("atomic_exchange_explicit"),
-    taken("atomic_compare_exchange_weak_explicit"), taken("atomic_load_explicit"),
-    taken("atomic_store_explicit")};
+constexpr WordList kFloat16[] = {
+    {Use::Named, kReserved, "float16_t bfloat16_t"},
+    {Use::Named, false, "half half2 half3 half4 packed_half2 packed_half3 packed_half4 bfloat "
+                        "bfloat16 bfloat2 bfloat3 bfloat4 packed_bfloat2 packed_bfloat3 "
+                        "packed_bfloat4"}};
+constexpr WordList kBarrier[] = {
+    {Use::Named, kReserved, "threadgroup_barrier simdgroup_barrier mem_flags"}};
+constexpr WordList kSimd[] = {{Use::Named, kReserved,
+    "simd_sum simd_prod simd_product simd_max simd_min simd_and simd_or simd_xor simd_all "
+    "simd_any simd_ballot simd_broadcast simd_shuffle simd_shuffle_up simd_shuffle_down "
+    "simd_shuffle_xor simd_shuffle_rotate_up simd_shuffle_rotate_down "
+    "simd_prefix_inclusive_sum simd_prefix_exclusive_sum simd_prefix_inclusive_product "
+    "simd_prefix_exclusive_product"}};
+constexpr WordList kSimdgroupMatrix[] = {{Use::Named, false,
+    "simdgroup_matrix simdgroup_float8x8 simdgroup_half8x8 simdgroup_bfloat8x8 simdgroup_load "
+    "simdgroup_store simdgroup_multiply simdgroup_multiply_accumulate "
+    "make_filled_simdgroup_matrix"}};
+constexpr WordList kAtomic[] = {{Use::Named, kReserved,
+    "atomic atomic_int atomic_uint atomic_float memory_order memory_order_relaxed "
+    "memory_order_acquire memory_order_release memory_order_acq_rel memory_order_seq_cst "
+    "atomic_fetch_add_explicit atomic_fetch_sub_explicit atomic_fetch_max_explicit "
+    "atomic_fetch_min_explicit atomic_fetch_and_explicit atomic_fetch_or_explicit "
+    "atomic_fetch_xor_explicit atomic_exchange_explicit atomic_compare_exchange_weak_explicit "
+    "atomic_load_explicit atomic_store_explicit"}};
 // Metal's namespaces, qualifying a name, and calls of the functions CUDA lacks. A body's own
 // variable named `step` or `sign` does not count. CUDA has exp, min, sqrt and the like for
 // float itself, so a body that calls only those compiles without the part.
-constexpr Word kMath[] = {
-    {"metal", Use::Scoped, false}, {"fast", Use::Scoped, false}, {"precise", Use::Scoped, false},
-    called("clamp"), called("select"), called("saturate"), called("mix"), called("step"),
-    called("smoothstep"), called("fract"), called("sign"), called("powr"), called("divide")};
+constexpr WordList kMath[] = {
+    {Use::Scoped, false, "metal fast precise"},
+    {Use::Called, false, "clamp select saturate mix step smoothstep fract sign powr divide"}};
 // Each costs compile time, so a part of their own.
-constexpr Word kConstants[] = {
-    named("INFINITY"), named("NAN"), named("HUGE_VALF"), named("MAXFLOAT"), named("FLT_MAX"),
-    named("FLT_MIN"), named("FLT_EPSILON"), named("M_E_F"), named("M_LOG2E_F"),
-    named("M_LOG10E_F"), named("M_LN2_F"), named("M_LN10_F"), named("M_PI_F"), named("M_PI_2_F"),
-    named("M_PI_4_F"), named("M_1_PI_F"), named("M_2_PI_F"), named("M_2_SQRTPI_F"),
-    named("M_SQRT2_F"), named("M_SQRT1_2_F")};
-constexpr Word kUtils[] = {
-    named("elem_to_loc"), named("elem_to_loc_1"), named("elem_to_loc_2"), named("elem_to_loc_3"),
-    named("ceildiv")};
-constexpr Word kLimits[] = {
-    named("Limits")};
-constexpr Word kBits[] = {
-    {"as_type", Use::Templated, false}};
+constexpr WordList kConstants[] = {{Use::Named, false,
+    "INFINITY NAN HUGE_VALF MAXFLOAT FLT_MAX FLT_MIN FLT_EPSILON M_E_F M_LOG2E_F M_LOG10E_F "
+    "M_LN2_F M_LN10_F M_PI_F M_PI_2_F M_PI_4_F M_1_PI_F M_2_PI_F M_2_SQRTPI_F M_SQRT2_F "
+    "M_SQRT1_2_F"}};
+constexpr WordList kUtils[] = {
+    {Use::Named, false, "elem_to_loc elem_to_loc_1 elem_to_loc_2 elem_to_loc_3 ceildiv"}};
+constexpr WordList kLimits[] = {{Use::Named, false, "Limits"}};
+constexpr WordList kBits[] = {{Use::Templated, false, "as_type"}};
 // What, called on a vector, needs the vector forms of the math part.
-constexpr Word kVectorMath[] = {
-    called("dot"), called("length"), called("length_squared"), called("distance"),
-    called("normalize"), called("cross"), called("abs"), called("fabs"), called("exp"),
-    called("exp2"), called("exp10"), called("log"), called("log2"), called("log10"),
-    called("sqrt"), called("rsqrt"), called("sin"), called("cos"), called("tan"), called("tanh"),
-    called("erf"), called("floor"), called("ceil"), called("round"), called("rint"),
-    called("trunc"), called("fract"), called("sign"), called("saturate"), called("min"),
-    called("max"), called("fmin"), called("fmax"), called("pow"), called("powr"), called("fmod"),
-    called("atan2"), called("copysign"), called("step"), called("divide"), called("clamp"),
-    called("mix"), called("fma"), called("smoothstep"), called("select")};
-// clang-format on
+constexpr WordList kVectorMath[] = {{Use::Called, false,
+    "dot length length_squared distance normalize cross abs fabs exp exp2 exp10 log log2 log10 "
+    "sqrt rsqrt sin cos tan tanh erf floor ceil round rint trunc fract sign saturate min max "
+    "fmin fmax pow powr fmod atan2 copysign step divide clamp mix fma smoothstep select"}};
 
 constexpr Part kNeedsTypes[] = {Part::Types};
 constexpr Part kNeedsFloat16Types[] = {Part::Float16, Part::Types};
@@ -97,6 +66,7 @@ constexpr Part kNeedsFloat16Simd[] = {Part::Float16, Part::Simd};
 constexpr Part kNeedsFloat16Math[] = {Part::Float16, Part::Math};
 constexpr Part kNeedsFloat16Vector[] = {Part::Float16, Part::Vector};
 constexpr Part kNeedsMathVector[] = {Part::Math, Part::Vector};
+// clang-format on
 
 constexpr std::array<PartInfo, static_cast<std::size_t>(Part::Count)> kParts = {{
     {Part::Types, "kreg/device/custom_types.cuh", kTypes, {}},
@@ -130,7 +100,21 @@ const PartInfo& part(Part p) noexcept {
   return kParts[static_cast<std::size_t>(p)];
 }
 
-bool uses_any(const lex::Text& text, std::span<const Word> words) noexcept {
+std::vector<Word> words_of(const PartInfo& part) {
+  std::vector<Word> out;
+  for (const WordList& list : part.words) {
+    std::string_view rest = list.words;
+    while (!rest.empty()) {
+      const std::size_t space = std::min(rest.find(' '), rest.size());
+      if (space > 0) out.push_back({rest.substr(0, space), list.use, list.reserved});
+      rest.remove_prefix(std::min(space + 1, rest.size()));
+    }
+  }
+  return out;
+}
+
+bool uses_any(const lex::Text& text, const PartInfo& part) {
+  const std::vector<Word> words = words_of(part);
   return std::any_of(words.begin(), words.end(), [&](const Word& w) {
     switch (w.use) {
       case Use::Named: return text.names(w.text);
@@ -142,9 +126,10 @@ bool uses_any(const lex::Text& text, std::span<const Word> words) noexcept {
   });
 }
 
-bool reserved_by_preamble(std::string_view name) noexcept {
+bool reserved_by_preamble(std::string_view name) {
   return std::any_of(kParts.begin(), kParts.end(), [&](const PartInfo& p) {
-    return std::any_of(p.words.begin(), p.words.end(),
+    const std::vector<Word> words = words_of(p);
+    return std::any_of(words.begin(), words.end(),
                        [&](const Word& w) { return w.reserved && w.text == name; });
   });
 }

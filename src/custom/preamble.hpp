@@ -14,6 +14,7 @@
 
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace kreg::custom {
 
@@ -31,6 +32,13 @@ struct Word {
   // It names something at global scope that a parameter of that name would hide, so no
   // input, output or template parameter may take it.
   bool reserved = false;
+};
+
+// Words of one use, as the table writes them: separated by spaces.
+struct WordList {
+  Use use = Use::Named;
+  bool reserved = false;
+  std::string_view words;
 };
 
 enum class Part : unsigned char {
@@ -58,7 +66,7 @@ enum class Part : unsigned char {
 struct PartInfo {
   Part part;
   std::string_view header;  // "kreg/device/custom_simd.cuh"
-  std::span<const Word> words;
+  std::span<const WordList> words;
   std::span<const Part> needs;  // parts its header includes
 };
 
@@ -66,10 +74,13 @@ struct PartInfo {
 std::span<const PartInfo> parts() noexcept;
 const PartInfo& part(Part p) noexcept;
 
-// Whether `text` uses one of `words`, each as its Use says.
-bool uses_any(const lex::Text& text, std::span<const Word> words) noexcept;
+// A part's words, one by one.
+std::vector<Word> words_of(const PartInfo& part);
+
+// Whether `text` uses one of the part's words, each as its Use says.
+bool uses_any(const lex::Text& text, const PartInfo& part);
 
 // Whether `name` is a reserved word of a part (`uint`, `simd_sum`, `atomic_int`, ...).
-bool reserved_by_preamble(std::string_view name) noexcept;
+bool reserved_by_preamble(std::string_view name);
 
 }  // namespace kreg::custom

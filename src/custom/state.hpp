@@ -20,19 +20,14 @@ namespace kreg::custom {
 // One generated source, and the kernel built from it on each GPU.
 struct Variant {
   std::string key;  // what distinguishes it from the kernel's other variants
-  std::string source;
-  std::string entry;  // unique: also the name of its source in the registry
-  std::string expression;
+  Generated generated;
+  // For a body with threadgroup arrays: the same kernel with them in dynamic shared memory
+  // (KernelSpec::dynamic_threadgroup), built when they do not fit the 48 KiB a kernel may
+  // hold statically; no source when the body has none.
+  Generated dynamic;
   std::vector<InputKind> kinds;
   std::vector<InputParams> params;
   std::vector<Dtype> output_dtypes;
-  // For a body with threadgroup arrays: the same kernel with them in dynamic shared memory
-  // (codegen.hpp, KernelSpec::dynamic_threadgroup), built when the arrays do not fit the
-  // 48 KiB a kernel may hold statically.
-  std::string dynamic_source;
-  std::string dynamic_entry;
-  std::string dynamic_expression;
-  std::size_t carved_arrays = 0;
 
   // The kernel on a GPU: compiled and loaded through that GPU's custom-kernel registry on
   // first use. Throws CompileError with the numbered source.
@@ -48,10 +43,6 @@ struct Variant {
   std::array<std::atomic<std::size_t>, cuda::kMaxDevices> carved_bytes_{};
   std::mutex mutex_;
 };
-
-}  // namespace kreg::custom
-
-namespace kreg::custom {
 
 struct CustomKernelState {
   std::string name;

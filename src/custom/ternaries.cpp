@@ -1,4 +1,4 @@
-#include "custom/ternaries.hpp"
+#include "custom/rewrites.hpp"
 
 #include "lex/text.hpp"
 
@@ -41,15 +41,9 @@ std::size_t operand_end(const lex::Tokens& t, std::size_t from, std::size_t last
 void wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t end, int level,
           lex::Edits& edits) {
   for (std::size_t i = first; i < last;) {
-    if (t[i].directive) {  // a preprocessor line is not an expression
-      ++i;
-      continue;
-    }
-    if (inert(t[i]) || !t.is(i, "?")) {
-      ++i;
-      continue;
-    }
-    const std::size_t colon = operand_end(t, i + 1, last, false);
+    // A preprocessor line is not an expression.
+    const std::size_t colon =
+        t[i].directive || inert(t[i]) || !t.is(i, "?") ? kNone : operand_end(t, i + 1, last, false);
     if (colon == kNone) {
       ++i;
       continue;

@@ -1,4 +1,4 @@
-#include "custom/vectors.hpp"
+#include "custom/rewrites.hpp"
 
 #include "lex/text.hpp"
 
@@ -183,16 +183,11 @@ std::string swizzle_macro(const std::vector<std::string>& swizzles) {
   std::string out = "#define KREG_METAL_SWIZZLES(S)";
   for (const std::string& name : swizzles) {
     const std::string_view set = component(name[0], "xyzw") >= 0 ? "xyzw" : "rgba";
-    out += " S(";
-    out += name;
-    for (char c : name) {
-      out += ", ";
-      out += static_cast<char>('0' + component(c, set));
-    }
+    out.append(" S(").append(name);
+    for (char c : name) out.append(", ").append(1, static_cast<char>('0' + component(c, set)));
     out += ')';
   }
-  out += '\n';
-  return out;
+  return out + '\n';
 }
 
 }  // namespace kreg::custom

@@ -35,7 +35,7 @@ void expect_compiles(const custom::Generated& generated, const std::string& labe
   } catch (const Error& e) {
     ADD_FAILURE() << label << " does not compile:\n"
                   << e.what() << "\n"
-                  << custom::numbered(generated.source);
+                  << lex::numbered(generated.source);
   }
 }
 
@@ -260,11 +260,6 @@ TEST(Codegen, TheWholePreambleCompilesInAHandWrittenSource) {
       "}\n";
   whole.expression = "all_parts";
   expect_compiles(whole, "kreg/device/custom.cuh");
-}
-
-TEST(Codegen, NumberedListingNumbersEveryLine) {
-  EXPECT_EQ(custom::numbered("a\nb\n"), "   1 | a\n   2 | b\n");
-  EXPECT_EQ(custom::numbered("x"), "   1 | x\n");
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ TEST(Preamble, EveryWordIsOneTheHeadersSpell) {
     spelled.insert(words.begin(), words.end());
   }
   for (const PartInfo& p : parts()) {
-    for (const Word& w : p.words) {
+    for (const Word& w : words_of(p)) {
       std::string word(w.text);
       if (word.starts_with("packed_")) word = word.substr(7);
       const bool vector = word.size() > 1 && word.back() >= '2' && word.back() <= '4' &&
@@ -82,7 +82,7 @@ TEST(Preamble, EveryWordIsOneTheHeadersSpell) {
 TEST(Preamble, ReservedWordsAreDeclaredByTheirPart) {
   for (const PartInfo& p : parts()) {
     const std::set<std::string> words = identifiers(text_of(p.header));
-    for (const Word& w : p.words) {
+    for (const Word& w : words_of(p)) {
       if (!w.reserved) continue;
       EXPECT_TRUE(words.contains(std::string(w.text))) << w.text << " in " << p.header;
       EXPECT_TRUE(reserved_by_preamble(w.text));

@@ -1,9 +1,7 @@
 #pragma once
 // The custom layer's rewrites run on one text alone, for tests that check them as text.
 
-#include "custom/address_spaces.hpp"
-#include "custom/ternaries.hpp"
-#include "custom/vectors.hpp"
+#include "custom/rewrites.hpp"
 #include "lex/text.hpp"
 
 #include <string>

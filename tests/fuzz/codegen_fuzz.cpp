@@ -23,12 +23,11 @@
 // for the same kernel and changes with the body.
 #include <kreg/custom_kernel.hpp>
 
-#include "custom/address_spaces.hpp"
+#include "array/dtype_info.hpp"
 #include "custom/codegen.hpp"
 #include "custom/names.hpp"
 #include "custom/preamble.hpp"
-#include "custom/ternaries.hpp"
-#include "custom/vectors.hpp"
+#include "custom/rewrites.hpp"
 #include "lex/lexer.hpp"
 #include "lex/text.hpp"
 
@@ -240,7 +239,7 @@ std::int64_t elements(const Arg& input) {
   return n;
 }
 
-// Swizzles of swizzles are composed first (vectors.hpp); the rest is decided on the result.
+// Swizzles of swizzles are composed first (rewrites.hpp); the rest is decided on the result.
 bool uses_vectors(const Definition& def) {
   const kreg::lex::Text body(def.body);
   const kreg::lex::Text header(def.options.header);
@@ -256,7 +255,7 @@ bool uses_vectors(const Definition& def) {
 std::vector<std::string> expected_parameters(const Definition& def) {
   std::vector<std::string> out;
   for (const Arg& in : def.inputs) {
-    const std::string type = kreg::custom::cuda_type_name(in.dtype);
+    const std::string type = kreg::array::dtype_info(in.dtype).cuda;
     switch (kind_of(in, def.body)) {
       case kreg::custom::InputKind::Scalar: out.push_back("const " + type + " " + in.name); break;
       case kreg::custom::InputKind::Small:
@@ -277,7 +276,7 @@ std::vector<std::string> expected_parameters(const Definition& def) {
     if (has_word(def.body, in.name + "_ndim")) out.push_back("const int " + in.name + "_ndim");
   }
   for (const Arg& o : def.outputs) {
-    const std::string type = kreg::custom::cuda_type_name(o.dtype);
+    const std::string type = kreg::array::dtype_info(o.dtype).cuda;
     out.push_back((def.options.atomic_outputs ? "kreg::atomic<" + type + ">" : type) +
                   "* __restrict__ " + o.name);
   }
@@ -306,7 +305,7 @@ std::string expected_expression(const Definition& def) {
   for (std::size_t i = 0; i < def.template_args.size(); ++i) {
     const TemplateArg& value = def.template_args[i].second;
     if (i > 0) out += ", ";
-    if (const auto* d = std::get_if<Dtype>(&value)) out += kreg::custom::cuda_type_name(*d);
+    if (const auto* d = std::get_if<Dtype>(&value)) out += kreg::array::dtype_info(*d).cuda;
     if (const auto* b = std::get_if<bool>(&value)) out += *b ? "true" : "false";
     if (const auto* n = std::get_if<int>(&value)) out += std::to_string(*n);
   }
@@ -343,7 +342,7 @@ void check_includes(const Definition& def, std::string_view includes) {
   };
   for (const kreg::custom::PartInfo& p : kreg::custom::parts()) {
     if (p.part == kreg::custom::Part::Limits || p.part == kreg::custom::Part::VectorMath) continue;
-    for (const kreg::custom::Word& w : p.words) {
+    for (const kreg::custom::Word& w : kreg::custom::words_of(p)) {
       if (!uses(def.body, w) && !uses(def.options.header, w)) continue;
       KREG_FUZZ_CHECK(included(file(p)), std::string(w.text) + " without " + std::string(file(p)));
       for (const kreg::custom::Part need : p.needs) {
@@ -417,13 +416,13 @@ void check_source(const Definition& def, const std::string& source) {
     KREG_FUZZ_CHECK(has_word(code, "bfloat"), "Metal's bfloat for a kernel that does not name it");
     rest.remove_prefix(bfloat.size());
   }
-  // Conditionals over 16-bit floats are rewritten (ternaries.hpp), in the header and the body.
+  // Conditionals over 16-bit floats are rewritten (rewrites.hpp), in the header and the body.
   const bool ternaries =
       source.find("#include <kreg/device/custom_ternary.cuh>\n") != std::string::npos;
   KREG_FUZZ_CHECK(!ternaries || code.find('?') != std::string::npos,
                   "the conditional helper for a kernel without a conditional");
-  // Both as given, with Metal's address-space words in CUDA's terms (address_spaces.hpp),
-  // and, with vectors, `metal::` dropped before vector type names (vectors.hpp).
+  // Both as given, with Metal's address-space words in CUDA's terms (rewrites.hpp),
+  // and, with vectors, `metal::` dropped before vector type names (rewrites.hpp).
   const bool vectors = uses_vectors(def);
   const kreg::lex::Text body_text(def.body);
   const kreg::lex::Text header_text(def.options.header);
@@ -479,7 +478,7 @@ void check_source(const Definition& def, const std::string& source) {
 
 // numbered() prefixes each line of the source and keeps the rest of it.
 void check_listing(const std::string& source) {
-  const std::string listing = kreg::custom::numbered(source);
+  const std::string listing = kreg::lex::numbered(source);
   std::string rebuilt;
   std::size_t line = 1;
   std::size_t at = 0;
