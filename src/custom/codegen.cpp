@@ -81,7 +81,7 @@ Included included_parts(const KernelSpec& spec, const lex::Text& body, const lex
   if (sixteen) in.add(Part::Float16);
   if (spec.atomic_outputs) in.add(Part::Atomic);
   for (const Part p : {Part::Barrier, Part::Simd, Part::SimdgroupMatrix, Part::Atomic, Part::Math,
-                       Part::Constants, Part::Utils, Part::Bits}) {
+                       Part::Constants, Part::Utils, Part::NumericLimits, Part::Bits}) {
     if (uses(p)) in.add(p);
   }
   // MLX's Limits<T>, unless the header brings a Limits of its own.

@@ -53,6 +53,7 @@ constexpr WordList kConstants[] = {{Use::Named, false,
 constexpr WordList kUtils[] = {
     {Use::Named, false, "elem_to_loc elem_to_loc_1 elem_to_loc_2 elem_to_loc_3 ceildiv"}};
 constexpr WordList kLimits[] = {{Use::Named, false, "Limits"}};
+constexpr WordList kNumericLimits[] = {{Use::Templated, false, "numeric_limits"}};
 constexpr WordList kBits[] = {{Use::Templated, false, "as_type"}};
 // What, called on a vector, needs the vector forms of the math part.
 constexpr WordList kVectorMath[] = {{Use::Called, false,
@@ -82,6 +83,7 @@ constexpr std::array<PartInfo, static_cast<std::size_t>(Part::Count)> kParts = {
     {Part::Constants, "kreg/device/custom_constants.cuh", kConstants, {}},
     {Part::Utils, "kreg/device/custom_utils.cuh", kUtils, kNeedsTypes},
     {Part::Limits, "kreg/device/custom_limits.cuh", kLimits, {}},
+    {Part::NumericLimits, "kreg/device/custom_numeric_limits.cuh", kNumericLimits, {}},
     {Part::Bits, "kreg/device/custom_bits.cuh", kBits, {}},
     {Part::Ternary, "kreg/device/custom_ternary.cuh", {}, {}},
     {Part::Threadgroup, "kreg/device/custom_threadgroup.cuh", {}, {}},

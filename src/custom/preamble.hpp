@@ -54,6 +54,7 @@ enum class Part : unsigned char {
   Constants,
   Utils,
   Limits,
+  NumericLimits,
   Bits,
   Ternary,
   Threadgroup,

@@ -598,6 +598,52 @@ TEST(MetalSurface, MlxLimitsAndMetalsBfloat) {
       "");
 }
 
+// Metal passes a small input as a pointer (`const constant T*`): a body hands it to helpers
+// that take one, offsets it and indexes it with any integer type.
+TEST(MetalSurface, ASmallInputIsAPointerToo) {
+  std::vector<Array> inputs = {floats(), Array::from_data(std::vector<float>{1, 2, 3}, {3})};
+  CustomKernelOptions options;
+  options.header =
+      "inline float first(constant const float* box) { return box[0]; }\n"
+      "inline float second(const device float* v) { return *(v + 1); }\n";
+  const CustomKernel kernel("small_pointer", {"a", "box"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "int64_t j = 2; long k = 1; size_t m = 0; int n = 2; uint u = 1;\n"
+                            "const float* p = box;\n"
+                            "out[i] = a[i] * first(box) + second(box) + box[j] + box[k] + box[m]\n"
+                            "    + box[n] + box[u] + p[2] + *(box + 2);\n",
+                            options);
+  const std::vector<OutputSpec> out = {OutputSpec{{256}, Dtype::Float32}};
+  ASSERT_TRUE(contains(kernel.generated_source(inputs, out), "kreg::value_array<float, 3> box"));
+  EXPECT_EQ(custom_compile_error(kernel, inputs, out), "");
+}
+
+// Metal's numeric_limits, qualified or not, for the float and integer types, and only for a
+// body that names it.
+TEST(MetalSurface, MetalNumericLimits) {
+  EXPECT_EQ(
+      compile_error("uint i = thread_position_in_grid.x;\n"
+                    "float f = metal::numeric_limits<float>::infinity();\n"
+                    "half h = -metal::numeric_limits<half>::max();\n"
+                    "bfloat b = numeric_limits<bfloat>::lowest();\n"
+                    "int k = numeric_limits<int>::min() + int(numeric_limits<uint8_t>::max());\n"
+                    "constexpr float e = metal::numeric_limits<float>::epsilon();\n"
+                    "static_assert(metal::numeric_limits<uint>::digits == 32, \"digits\");\n"
+                    "out[i] = min(f, a[i]) + float(h) + float(b) + k + e;\n"),
+      "");
+  const auto source = [](const std::string& body, const std::string& header = "") {
+    CustomKernelOptions options;
+    options.header = header;
+    const CustomKernel kernel("limits", {"a"}, {"out"}, body, options);
+    return kernel.generated_source({floats()}, {OutputSpec{{256}, Dtype::Float32}});
+  };
+  EXPECT_TRUE(contains(source("out[0] = metal::numeric_limits<float>::max();"),
+                       "custom_numeric_limits.cuh"));
+  EXPECT_FALSE(contains(source("float numeric_limits = 1; out[0] = numeric_limits;"),
+                        "custom_numeric_limits.cuh"));
+  EXPECT_FALSE(contains(source("out[0] = 1; // numeric_limits<float>"), "custom_numeric_limits"));
+}
+
 TEST(MetalSurface, AHeadersOwnLimitsAndBfloatWin) {
   EXPECT_EQ(compile_error("out[thread_position_in_grid.x] = Limits<float>::lowest + bfloat(1);",
                           "template <class T> struct Limits { static constexpr T lowest = -1; };\n"

@@ -2,7 +2,8 @@
 // calling metal::precise and metal::fast (MLX's own test of a header helper), a hash set
 // built with atomic_compare_exchange_weak_explicit on `device atomic_int*`, half converted
 // to bfloat (scalars, and vectors explicitly), and threadgroup arrays past the 48 KiB a
-// kernel may hold statically. Each runs on the GPU against a float64 (or exact) reference,
+// kernel may hold statically; a small input given to a helper that takes a pointer, and
+// Metal's numeric_limits. Each runs on the GPU against a float64 (or exact) reference,
 // with its outputs poisoned first.
 #include "test_support.hpp"
 
@@ -181,6 +182,83 @@ TEST_F(CustomMetalBodiesGpu, ThreadgroupArraysPast48KiBMoveToDynamicSharedMemory
           << "group " << g << ", thread " << t;
     }
   }
+}
+
+// A small input (3 elements, passed by value) handed to a header helper that takes Metal's
+// `constant const float*`, as a molecular-dynamics body wraps displacements into a periodic
+// box, and read through an offset pointer.
+TEST_F(CustomMetalBodiesGpu, ASmallInputGoesToAHelperThatTakesAPointer) {
+  constexpr int kN = 999;
+  std::uniform_real_distribution<float> dist(-20, 20);
+  std::vector<float> d(3 * kN);
+  for (float& v : d) v = dist(rng_);
+  const std::vector<float> box = {4.0f, 5.5f, 7.25f};
+  CustomKernelOptions options;
+  options.header =
+      "inline float wrap(float v, constant const float* box, int axis) {\n"
+      "  return v - box[axis] * rint(v / box[axis]);\n"
+      "}\n";
+  const CustomKernel kernel("minimum_image", {"d", "box"}, {"out"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "if (i >= 3 * 999) return;\n"
+                            "const float* edges = box + 0;\n"
+                            "out[i] = wrap(d[i], box, int(i % 3)) + 0.0f * edges[i % 3];\n",
+                            options);
+  ApplyOptions apply;
+  apply.init_value = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<float> got =
+      kernel
+          .apply({Array::from_data(d, {kN, 3}), Array::from_data(box, {3})},
+                 {OutputSpec{{kN, 3}, Dtype::Float32}}, Dim3{3 * kN}, Dim3{128}, apply)[0]
+          .to_vector<float>();
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double edge = box[i % 3];
+    const double want = d[i] - edge * std::nearbyint(static_cast<double>(d[i]) / edge);
+    ASSERT_NEAR(got[i], want, 1e-5) << i;
+  }
+}
+
+// MLX-VLM's grammar mask: logits a token grammar forbids become minus infinity, written with
+// Metal's numeric_limits of the template type (bfloat16 here).
+TEST_F(CustomMetalBodiesGpu, NumericLimitsMaskForbiddenLogits) {
+  constexpr int kVocab = 1000;
+  std::uniform_real_distribution<float> dist(-10, 10);
+  std::vector<bfloat16> logits(kVocab);
+  for (bfloat16& v : logits) v = bfloat16(dist(rng_));
+  std::vector<std::uint32_t> allowed((kVocab + 31) / 32);
+  for (std::uint32_t& word : allowed) word = static_cast<std::uint32_t>(rng_());
+  const CustomKernel kernel("mask", {"logits", "allowed"}, {"out", "bounds"},
+                            "uint i = thread_position_in_grid.x;\n"
+                            "bool ok = (allowed[i / 32] >> (i % 32)) & 1u;\n"
+                            "out[i] = ok ? logits[i] : -metal::numeric_limits<T>::infinity();\n"
+                            "if (i == 0) {\n"
+                            "  bounds[0] = float(numeric_limits<T>::max());\n"
+                            "  bounds[1] = float(numeric_limits<T>::lowest());\n"
+                            "  bounds[2] = float(numeric_limits<T>::epsilon());\n"
+                            "  bounds[3] = float(numeric_limits<float>::min());\n"
+                            "}\n");
+  ApplyOptions apply;
+  apply.template_args = {{"T", Dtype::BFloat16}};
+  apply.init_value = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<Array> out =
+      kernel.apply({Array::from_data(logits, {kVocab}),
+                    Array::from_data(allowed, {std::int64_t(allowed.size())})},
+                   {OutputSpec{{kVocab}, Dtype::BFloat16}, OutputSpec{{4}, Dtype::Float32}},
+                   Dim3{kVocab}, Dim3{256}, apply);
+  const std::vector<bfloat16> got = out[0].to_vector<bfloat16>();
+  for (int i = 0; i < kVocab; ++i) {
+    const bool ok = ((allowed[i / 32] >> (i % 32)) & 1u) != 0;
+    if (ok) {
+      ASSERT_EQ(float(got[i]), float(logits[i])) << i;
+    } else {
+      ASSERT_EQ(float(got[i]), -std::numeric_limits<float>::infinity()) << i;
+    }
+  }
+  const std::vector<float> bounds = out[1].to_vector<float>();
+  EXPECT_EQ(bounds[0], 0x1.fep127f);
+  EXPECT_EQ(bounds[1], -0x1.fep127f);
+  EXPECT_EQ(bounds[2], 0x1p-7f);
+  EXPECT_EQ(bounds[3], std::numeric_limits<float>::min());
 }
 
 }  // namespace
