@@ -145,6 +145,31 @@ Array dequantize(const QuantizedWeight& w);
 Array quantized_matmul(const Array& x, const QuantizedWeight& w,
                        const std::optional<Array>& bias = std::nullopt);
 
+/// llama.cpp's (GGML's) block formats for a weight matrix, as GGUF files store them
+/// (<kreg/device/ggml.cuh> has the layouts):
+///   Q8_0  32 weights a block of 34 bytes: a float16 scale d and 32 int8 codes, w = d * q.
+///   Q4_K  256 weights a block of 144 bytes: float16 d and dmin, 6-bit scales and mins for
+///         eight sub-blocks of 32, 4-bit codes; w = d * scale * q - dmin * min.
+enum class GgmlFormat { Q8_0, Q4_K };
+
+/// A weight matrix w [n, k] in a GGML block format: `blocks` [n, bytes a row] uint8, each row
+/// its k / 32 (Q8_0) or k / 256 (Q4_K) blocks one after another, as a GGUF tensor's data is
+/// laid out. The array's start must be on 16 bytes (Q4_K) or 2 (Q8_0).
+struct GgmlWeight {
+  Array blocks;
+  GgmlFormat format = GgmlFormat::Q8_0;
+};
+
+/// Bytes a row of k weights takes in `format`; throws InvalidArgument unless k is a positive
+/// multiple of the format's block (32 or 256 weights).
+std::int64_t ggml_row_bytes(GgmlFormat format, std::int64_t k);
+
+/// x w^T with w in a GGML block format: x [..., m, k] float16 or bfloat16, result [..., m, n]
+/// in x's dtype, float accumulators. Each weight is decoded in registers as llama.cpp's
+/// dequantize_row computes it (in float) and multiplied by x's element as read; w is read once
+/// for each 16 rows of x, which makes it fast for decode (m up to 16) and correct for any m.
+Array ggml_matmul(const Array& x, const GgmlWeight& w);
+
 /// A router's choices for each token: weights [tokens, top_k] float32 and expert ids
 /// [tokens, top_k] int32, the most likely expert first.
 struct MoeRouting {

@@ -259,6 +259,26 @@ void bind_ops(nb::module_& m) {
       "mx.quantized_matmul computes it: x [..., m, k] in the scales' dtype (float16 or "
       "bfloat16), result [..., m, n]; bias: a linear layer's [n].");
   ops.def(
+      "ggml_matmul",
+      [](nb::handle x, nb::handle blocks, std::string_view format, nb::handle stream) {
+        kreg::ops::GgmlFormat f = kreg::ops::GgmlFormat::Q8_0;
+        if (format == "Q4_K" || format == "q4_k") {
+          f = kreg::ops::GgmlFormat::Q4_K;
+        } else if (format != "Q8_0" && format != "q8_0") {
+          throw kreg::Error(
+              kreg::ErrorCode::InvalidArgument,
+              "ops::ggml_matmul: unknown GGML format '" + std::string(format) + "' (Q8_0 or Q4_K)");
+        }
+        return run(x, stream, [&](const CallScope& c) {
+          return kreg::ops::ggml_matmul(c.input(x, "x"), {c.input(blocks, "blocks"), f});
+        });
+      },
+      nb::arg("x"), nb::arg("blocks"), nb::arg("format"), nb::kw_only(),
+      nb::arg("stream") = nb::none(),
+      "x @ w.T with w [n, k] in one of llama.cpp's block formats, as a GGUF tensor stores it: "
+      "blocks [n, bytes a row] uint8, format 'Q8_0' (34 bytes a block of 32 weights) or 'Q4_K' "
+      "(144 bytes a block of 256); x [..., m, k] float16 or bfloat16, result [..., m, n].");
+  ops.def(
       "moe_route",
       [](nb::handle logits, int top_k, bool renormalize, nb::handle stream) {
         return run(logits, stream, [&](const CallScope& c) {

@@ -315,6 +315,48 @@ def test_quantized_matmul(torch, dtype_name):
         kreg.ops.quantize(w, 64, 3)
 
 
+def ggml_blocks(fmt, n, k, rng):
+    """Random llama.cpp blocks for an [n, k] weight, and the weights they decode to."""
+    if fmt == "Q8_0":
+        blocks = rng.integers(0, 256, (n, k // 32, 34), dtype=np.uint8)
+        d = (rng.integers(1, 17, (n, k // 32)) / 2048).astype(np.float16)
+        blocks[:, :, 0:2] = d[..., None].view(np.uint8)
+        q = blocks[:, :, 2:].view(np.int8).astype(np.float32)
+        w = d.astype(np.float32)[..., None] * q
+        return blocks.reshape(n, -1), w.reshape(n, k)
+    blocks = rng.integers(0, 256, (n, k // 256, 144), dtype=np.uint8)
+    d = (rng.integers(1, 17, (n, k // 256)) / 4096).astype(np.float16)
+    dmin = (rng.integers(1, 17, (n, k // 256)) / 8192).astype(np.float16)
+    blocks[:, :, 0:2] = d[..., None].view(np.uint8)
+    blocks[:, :, 2:4] = dmin[..., None].view(np.uint8)
+    s = blocks[:, :, 4:16].astype(np.int32)
+    sc = np.concatenate([s[..., 0:4] & 63, (s[..., 8:12] & 15) | ((s[..., 0:4] >> 6) << 4)], -1)
+    mn = np.concatenate([s[..., 4:8] & 63, (s[..., 8:12] >> 4) | ((s[..., 4:8] >> 6) << 4)], -1)
+    qs = blocks[:, :, 16:].reshape(n, k // 256, 4, 32)
+    q = np.stack([qs & 15, qs >> 4], 3).reshape(n, k // 256, 8, 32).astype(np.float32)
+    scale = d.astype(np.float32)[..., None] * sc.astype(np.float32)
+    offset = dmin.astype(np.float32)[..., None] * mn.astype(np.float32)
+    w = scale[..., None] * q - offset[..., None]
+    return blocks.reshape(n, -1), w.reshape(n, k)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fmt", ["Q8_0", "Q4_K"])
+def test_ggml_matmul(torch, dtype_name, fmt):
+    dtype = getattr(torch, dtype_name)
+    rng = np.random.default_rng(11)
+    blocks, w = ggml_blocks(fmt, 100, 1024, rng)
+    tol = 1e-3 if dtype_name == "float16" else 6e-3
+    for rows in (1, 16, 33):
+        x = torch.tensor(rng.uniform(-1, 1, (rows, 1024)), dtype=torch.float32).to(dtype).cuda()
+        y = kreg.ops.ggml_matmul(x, torch.tensor(blocks).cuda(), fmt)
+        assert y.shape == (rows, 100) and y.dtype == dtype
+        want = ref(x) @ w.T.astype(np.float64)
+        assert np.linalg.norm(ref(y) - want) / np.linalg.norm(want) < tol
+    with pytest.raises(kreg.InvalidArgument, match="unknown GGML format"):
+        kreg.ops.ggml_matmul(x, torch.tensor(blocks).cuda(), "Q5_K")
+
+
 @pytest.mark.parametrize("dtype_name", ["float16", "bfloat16"])
 def test_moe(torch, dtype_name):
     dtype = getattr(torch, dtype_name)

@@ -332,7 +332,7 @@ TEST(OpsChecks, Quantized) {
   refused([] { ops::quantize(bf16({4, 64}), 16, 4); }, "quantize", "group_size must be 32");
   refused([] { ops::quantize(bf16({4, 96}), 64, 4); }, "quantize", "multiple of group_size");
   refused([] { ops::quantize(bf16({4, 2, 64}), 64, 4); }, "quantize", "2-D");
-  const auto words = [](Shape shape) {
+  const auto words = [](const Shape& shape) {
     std::int64_t n = 1;
     for (std::int64_t d : shape) n *= d;
     return Array::from_data(std::vector<std::uint32_t>(static_cast<std::size_t>(n)), shape);
@@ -367,6 +367,73 @@ TEST(OpsChecks, Quantized) {
         ops::quantized_matmul(bf16({2, 128}), w, bf16({5}));
       },
       "quantized_matmul", "bias must be 6 elements");
+}
+
+TEST(OpsChecks, Ggml) {
+  const auto refused = [](const std::function<void()>& call, const std::string& says) {
+    const std::string m = expect_error(ErrorCode::InvalidArgument, call);
+    EXPECT_TRUE(contains(m, "ops::ggml")) << m;
+    EXPECT_TRUE(contains(m, says)) << m;
+  };
+  const auto bytes = [](const Shape& shape) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) n *= d;
+    return Array::from_data(std::vector<std::uint8_t>(static_cast<std::size_t>(n)), shape);
+  };
+  using ops::GgmlFormat;
+  EXPECT_EQ(ops::ggml_row_bytes(GgmlFormat::Q8_0, 4096), 4096 / 32 * 34);
+  EXPECT_EQ(ops::ggml_row_bytes(GgmlFormat::Q4_K, 4096), 4096 / 256 * 144);
+  refused([] { ops::ggml_row_bytes(GgmlFormat::Q4_K, 128); }, "positive multiple of 256");
+  refused([] { ops::ggml_row_bytes(GgmlFormat::Q8_0, 0); }, "positive multiple of 32");
+  // 6 rows of k = 512: 16 Q8_0 blocks or 2 Q4_K blocks a row.
+  const ops::GgmlWeight q8{bytes({6, std::int64_t{16} * 34}), GgmlFormat::Q8_0};
+  const ops::GgmlWeight q4{bytes({6, std::int64_t{2} * 144}), GgmlFormat::Q4_K};
+  EXPECT_EQ(ops::ggml_matmul(bf16({3, 512}), q8).shape(), (Shape{3, 6}));
+  EXPECT_EQ(ops::ggml_matmul(bf16({2, 5, 512}), q4).shape(), (Shape{2, 5, 6}));
+  EXPECT_EQ(ops::ggml_matmul(bf16({0, 512}), q4).shape(), (Shape{0, 6}));
+  refused([&] { ops::ggml_matmul(bf16({3, 256}), q8); }, "end in k = 512");
+  refused([&] { ops::ggml_matmul(bf16({512}), q8); }, "at least 2-D");
+  refused([&] { ops::ggml_matmul(f32({3, 512}), q8); }, "float32");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {bytes({6, std::int64_t{16} * 34 + 1}), GgmlFormat::Q8_0});
+      },
+      "whole blocks of 34 bytes");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {bytes({6, 100}), GgmlFormat::Q4_K});
+      },
+      "whole blocks of 144 bytes");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {bytes({6, 0}), GgmlFormat::Q4_K});
+      },
+      "whole blocks");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {bytes({std::int64_t{6} * 288}), GgmlFormat::Q4_K});
+      },
+      "2-D uint8");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {bf16({6, 288}), GgmlFormat::Q4_K});
+      },
+      "2-D uint8");
+  refused([&] { ops::ggml_matmul(bf16({3, 512}), {Array(), GgmlFormat::Q4_K}); }, "empty");
+  // A view that starts 8 bytes into its buffer: Q4_K's rows are read 16 bytes at a time.
+  constexpr std::int64_t kAll = std::int64_t{6} * 288;
+  const Array shifted = bytes({8 + kAll}).slice(0, 8, 8 + kAll).reshape({6, 288});
+  ASSERT_TRUE(shifted.is_row_contiguous());
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {shifted, GgmlFormat::Q4_K});
+      },
+      "start on 16 bytes");
+  refused(
+      [&] {
+        ops::ggml_matmul(bf16({3, 512}), {q8.blocks, static_cast<GgmlFormat>(7)});
+      },
+      "unknown GGML format");
 }
 
 TEST(OpsChecks, Moe) {
