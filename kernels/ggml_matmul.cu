@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(32 * kreg::contracts::ggml::kWarps)
     float q[32];
     if constexpr (format == 0) {
       // 34 bytes from an even offset: 17 half-words, the scale first.
-      const auto* halves =
-          reinterpret_cast<const unsigned short*>(wr + static_cast<long long>(kreg::ggml::kQ8_0Bytes) * s);
+      const unsigned char* block = wr + static_cast<long long>(kreg::ggml::kQ8_0Bytes) * s;
+      const auto* halves = reinterpret_cast<const unsigned short*>(block);
       const float d = kreg::ggml::half_bits_to_float(__ldg(halves));
 #pragma unroll
       for (int i = 0; i < 16; ++i) {
