@@ -53,10 +53,12 @@ void check_unique(const std::string& kernel, const std::vector<std::string>& inp
 }
 
 void check_launch(const std::string& kernel, Dim3 grid, Dim3 group) {
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) {
     invalid(kernel, "the grid " + dims(grid) + " is empty");
-  if (group.x == 0 || group.y == 0 || group.z == 0)
+  }
+  if (group.x == 0 || group.y == 0 || group.z == 0) {
     invalid(kernel, "the threadgroup " + dims(group) + " is empty");
+  }
   // Every NVIDIA GPU kreg supports has these limits (compute capability 5.0 and later).
   const std::uint64_t threads = std::uint64_t{group.x} * group.y * group.z;
   if (threads > 1024 || group.x > 1024 || group.y > 1024 || group.z > 64) {
