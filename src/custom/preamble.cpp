@@ -102,22 +102,35 @@ const PartInfo& part(Part p) noexcept {
   return kParts[static_cast<std::size_t>(p)];
 }
 
-std::vector<Word> words_of(const PartInfo& part) {
-  std::vector<Word> out;
+namespace {
+
+// Calls `found` with each of the part's words until it returns true; whether one did.
+template <class Found>
+bool any_word(const PartInfo& part, Found found) {
   for (const WordList& list : part.words) {
     std::string_view rest = list.words;
     while (!rest.empty()) {
       const std::size_t space = std::min(rest.find(' '), rest.size());
-      if (space > 0) out.push_back({rest.substr(0, space), list.use, list.reserved});
+      if (space > 0 && found(Word{rest.substr(0, space), list.use, list.reserved})) return true;
       rest.remove_prefix(std::min(space + 1, rest.size()));
     }
   }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Word> words_of(const PartInfo& part) {
+  std::vector<Word> out;
+  any_word(part, [&](const Word& w) {
+    out.push_back(w);
+    return false;
+  });
   return out;
 }
 
 bool uses_any(const lex::Text& text, const PartInfo& part) {
-  const std::vector<Word> words = words_of(part);
-  return std::any_of(words.begin(), words.end(), [&](const Word& w) {
+  return any_word(part, [&](const Word& w) {
     switch (w.use) {
       case Use::Named: return text.names(w.text);
       case Use::Called: return text.names_before(w.text, "(");
@@ -130,9 +143,7 @@ bool uses_any(const lex::Text& text, const PartInfo& part) {
 
 bool reserved_by_preamble(std::string_view name) {
   return std::any_of(kParts.begin(), kParts.end(), [&](const PartInfo& p) {
-    const std::vector<Word> words = words_of(p);
-    return std::any_of(words.begin(), words.end(),
-                       [&](const Word& w) { return w.reserved && w.text == name; });
+    return any_word(p, [&](const Word& w) { return w.reserved && w.text == name; });
   });
 }
 
