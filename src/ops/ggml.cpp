@@ -23,18 +23,18 @@ struct Format {
   std::int64_t align;    // where a row may start, in bytes
 };
 
-Format format_of(GgmlFormat format) {
+Format format_of(const std::string& op, GgmlFormat format) {
   switch (format) {
     case GgmlFormat::Q8_0: return {"Q8_0", 32, 34, 2};
     case GgmlFormat::Q4_K: return {"Q4_K", 256, 144, 16};
   }
-  invalid("ggml_matmul", "unknown GGML format " + std::to_string(static_cast<int>(format)));
+  invalid(op, "unknown GGML format " + std::to_string(static_cast<int>(format)));
 }
 
 }  // namespace
 
 std::int64_t ggml_row_bytes(GgmlFormat format, std::int64_t k) {
-  const Format f = format_of(format);
+  const Format f = format_of("ggml_row_bytes", format);
   if (k <= 0 || k % f.weights != 0) {
     invalid("ggml_row_bytes", "k (" + std::to_string(k) + ") must be a positive multiple of " +
                                   std::to_string(f.weights) + " for " + f.name);
@@ -44,7 +44,7 @@ std::int64_t ggml_row_bytes(GgmlFormat format, std::int64_t k) {
 
 Array ggml_matmul(const Array& x, const GgmlWeight& w) {
   const std::string op = "ggml_matmul";
-  const Format f = format_of(w.format);
+  const Format f = format_of(op, w.format);
   const char* type = suffix(op, "x", x);
   if (x.dtype() == Dtype::Float32) invalid(op, "x is float32; float16 or bfloat16 are supported");
   if (!w.blocks.valid()) invalid(op, "the weight's blocks are an empty Array handle");

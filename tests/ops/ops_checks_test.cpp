@@ -385,6 +385,8 @@ TEST(OpsChecks, Ggml) {
   EXPECT_EQ(ops::ggml_row_bytes(GgmlFormat::Q4_K, 4096), 4096 / 256 * 144);
   refused([] { ops::ggml_row_bytes(GgmlFormat::Q4_K, 128); }, "positive multiple of 256");
   refused([] { ops::ggml_row_bytes(GgmlFormat::Q8_0, 0); }, "positive multiple of 32");
+  refused([] { ops::ggml_row_bytes(static_cast<GgmlFormat>(7), 256); },
+          "ggml_row_bytes: unknown GGML format");
   // 6 rows of k = 512: 16 Q8_0 blocks or 2 Q4_K blocks a row.
   const ops::GgmlWeight q8{bytes({6, std::int64_t{16} * 34}), GgmlFormat::Q8_0};
   const ops::GgmlWeight q4{bytes({6, std::int64_t{2} * 144}), GgmlFormat::Q4_K};
