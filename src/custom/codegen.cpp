@@ -165,8 +165,19 @@ Generated generate(const KernelSpec& spec) {
   const std::size_t carved =
       rewrite_address_spaces(body, TextScope::Function, body_edits, spec.dynamic_threadgroup);
   if (in.has(Part::Ternary)) {
-    rewrite_ternaries(header, header_edits);
-    rewrite_ternaries(body, body_edits);
+    // Rewritten conditionals nested n deep hold 2^n copies of the innermost: a few levels
+    // are what real kernels have, dozens would render gigabytes.
+    const std::size_t added =
+        rewrite_ternaries(header, header_edits) + rewrite_ternaries(body, body_edits);
+    const std::size_t limit = (std::size_t{4} << 20) + 16 * (spec.header.size() + spec.body.size());
+    if (added > limit) {
+      invalid(spec.name,
+              "its conditionals are nested too deeply to rewrite for 16-bit floats (each level "
+              "copies its operands into the other's type; these would add " +
+                  (added >= kTernaryGrowthCap ? std::string("over 1 TB")
+                                              : std::to_string(added) + " bytes") +
+                  " to the source)");
+    }
   }
   // With vectors, the header and the kernel are in the namespace where the Metal names of
   // the vector types hide CUDA's; the header's includes stay at global scope.

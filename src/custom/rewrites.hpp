@@ -46,10 +46,14 @@ std::size_t rewrite_address_spaces(const lex::Text& text, TextScope scope, lex::
 // `::kreg::detail::ternary_operand<decltype((other))>(...)` (<kreg/device/custom_ternary.cuh>),
 // which gives both Metal's common type where they differ and leaves every other operand as it
 // is, lvalues included; preprocessor lines are left alone. Each operand's copy inside the
-// other's decltype holds the operand as every rewrite leaves it.
+// other's decltype holds the operand as every rewrite leaves it, so each level of nesting
+// doubles the text of what it holds: the caller refuses a kernel whose conditionals would
+// grow past a bound rather than render them.
 
-// Adds the edits that wrap each conditional operator's second and third operands.
-void rewrite_ternaries(const lex::Text& text, lex::Edits& edits);
+// Adds the edits that wrap each conditional operator's second and third operands; returns
+// how many bytes they add to the text, at most kTernaryGrowthCap (reaching it means more).
+inline constexpr std::size_t kTernaryGrowthCap = std::size_t{1} << 40;
+std::size_t rewrite_ternaries(const lex::Text& text, lex::Edits& edits);
 
 // ---- Vector types (vectors.cpp)
 // What a custom kernel needs of Metal's vector types, and the rewrites they take:

@@ -2,6 +2,9 @@
 
 #include "lex/text.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
 namespace kreg::custom {
 namespace {
 
@@ -36,10 +39,17 @@ std::size_t operand_end(const lex::Tokens& t, std::size_t from, std::size_t last
   return third ? last : kNone;
 }
 
+// a + b, held at the cap: nested conditionals can ask for more bytes than a size_t holds.
+std::size_t capped_sum(std::size_t a, std::size_t b) noexcept {
+  return a >= kTernaryGrowthCap - std::min(b, kTernaryGrowthCap) ? kTernaryGrowthCap : a + b;
+}
+
 // The conditionals among tokens [first, last), whose text ends at offset `end`; those inside
-// an operand are `level` + 1 deep.
-void wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t end, int level,
-          lex::Edits& edits) {
+// an operand are `level` + 1 deep. Returns how many bytes their edits add.
+std::size_t wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t end,
+                 int level, lex::Edits& edits) {
+  constexpr std::size_t kWrapBytes = kWrapOpen.size() + kWrapMiddle.size() + kWrapClose.size();
+  std::size_t added = 0;
   for (std::size_t i = first; i < last;) {
     // A preprocessor line is not an expression.
     const std::size_t colon =
@@ -53,8 +63,16 @@ void wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t
     const std::size_t second_end = t[colon].begin;
     const std::size_t third_begin = t[colon].end;
     const std::size_t third_end = stop < last ? t[stop].begin : end;
-    wrap(t, i + 1, colon, second_end, level + 1, edits);
-    wrap(t, colon + 1, stop, third_end, level + 1, edits);
+    // Each operand is rendered twice, once in place and once in the other's decltype, with
+    // the conditionals inside it wrapped.
+    const std::size_t second_added = wrap(t, i + 1, colon, second_end, level + 1, edits);
+    const std::size_t third_added = wrap(t, colon + 1, stop, third_end, level + 1, edits);
+    const std::size_t second = capped_sum(second_end - second_begin, second_added);
+    const std::size_t third = capped_sum(third_end - third_begin, third_added);
+    added = capped_sum(
+        added, capped_sum(capped_sum(second_added, third_added), capped_sum(second, third)));
+    // The wrappers, the space before the first and the colon written as " : ".
+    added = capped_sum(added, 2 * kWrapBytes + 3);
     // `c ? a : b` becomes `c ? W(a, b) : W(b, a)`, W(x, y) the operand x as its common type
     // with y: each operand's text also goes, on one line, into the other's decltype.
     using Side = lex::Edits::Side;
@@ -73,13 +91,14 @@ void wrap(const lex::Tokens& t, std::size_t first, std::size_t last, std::size_t
     edits.insert(third_end, std::string(kWrapClose), Side::Close, level);
     i = stop;
   }
+  return added;
 }
 
 }  // namespace
 
-void rewrite_ternaries(const lex::Text& text, lex::Edits& edits) {
+std::size_t rewrite_ternaries(const lex::Text& text, lex::Edits& edits) {
   const lex::Tokens& t = text.tokens();
-  wrap(t, 0, t.size(), t.text().size(), 0, edits);
+  return wrap(t, 0, t.size(), t.text().size(), 0, edits);
 }
 
 }  // namespace kreg::custom

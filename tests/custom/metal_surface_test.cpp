@@ -539,6 +539,26 @@ TEST(MetalSurfaceCodegen, ConditionalsAreRewrittenOnlyWith16BitFloats) {
   EXPECT_TRUE(contains(rewritten, "ternary_operand"));
 }
 
+// Each level of rewritten nesting copies its operands into the other's decltype, so a chain
+// n deep renders 2^n copies of its innermost operand: past a bound the kernel is refused, at
+// once, instead of rendering (40 levels would be a terabyte).
+TEST(MetalSurfaceCodegen, ConditionalsNestedTooDeeplyAreRefused) {
+  const auto nested = [](int depth) {
+    std::string e = "h";
+    for (int d = 0; d < depth; ++d) e = "(h > " + std::to_string(d) + " ? " + e + " : h)";
+    return "half h = a[0]; out[0] = " + e + ";";
+  };
+  custom::KernelSpec spec = copy_spec(Dtype::Float16);
+  spec.body = nested(4);
+  EXPECT_TRUE(contains(custom::generate(spec).source, "ternary_operand"));
+  for (const int depth : {40, 70}) {
+    spec.body = nested(depth);
+    const std::string message =
+        test::expect_error(ErrorCode::InvalidArgument, [&] { custom::generate(spec); });
+    EXPECT_TRUE(contains(message, "nested too deeply")) << message;
+  }
+}
+
 TEST(MetalSurface, SimdgroupMatrices) {
   EXPECT_EQ(compile_error("uint lane = thread_index_in_simdgroup;\n"
                           "simdgroup_half8x8 h;\n"
