@@ -74,9 +74,10 @@ class Tokens {
   // The next and previous tokens that are not comments, or npos.
   std::size_t next(std::size_t i) const noexcept;
   std::size_t prev(std::size_t i) const noexcept;
-  // Whether tokens `a` and `b` (a < b) touch, with nothing at all between them.
+  // Whether tokens `a` and `b` (a < b) touch, with nothing at all between them; false when
+  // `b` is past the last token.
   bool touching(std::size_t a, std::size_t b) const noexcept {
-    return tokens_[a].end == tokens_[b].begin;
+    return b < tokens_.size() && tokens_[a].end == tokens_[b].begin;
   }
   // The token that closes the bracket at `open` ((, [, {), or npos if none does.
   std::size_t closing(std::size_t open) const noexcept;

@@ -378,6 +378,10 @@ TEST(MetalVectorsText, SwizzlesOfSwizzlesBecomeOneSwizzle) {
   EXPECT_EQ(composed("p.xy.x + q.zw.y", "struct P { float2 xy; };"), "p.xy.x + q.w");
   EXPECT_EQ(composed("float2 xy = v.xy; out = s.xy.x;"), "float2 xy = v.xy; out = s.xy.x;");
   EXPECT_EQ(composed("1.5f + x.xyzwx.y"), "1.5f + x.xyzwx.y");
+  // A text that ends in a swizzle, or in a member access after one (the compiler reports
+  // what is missing).
+  EXPECT_EQ(composed("v.xyz"), "v.xyz");
+  EXPECT_EQ(composed("a.xy."), "a.xy.");
 }
 
 TEST(MetalVectors, SwizzlesOfSwizzlesAndCopiedSwizzles) {

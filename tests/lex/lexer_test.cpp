@@ -158,6 +158,14 @@ TEST(Lexer, BracketsCloseAtTheirPartner) {
   EXPECT_EQ(t.raw(t.closing(13)), "]");
 }
 
+TEST(Lexer, TouchingTokens) {
+  const Tokens t("a.b c");
+  EXPECT_TRUE(t.touching(0, 1));
+  EXPECT_TRUE(t.touching(1, 2));
+  EXPECT_FALSE(t.touching(2, 3));
+  EXPECT_FALSE(t.touching(3, 4));  // past the last token: nothing touches it
+}
+
 // Whatever the bytes, the tokens cover them in order, and only blanks, line breaks and
 // splices lie between tokens.
 TEST(Lexer, TokensCoverEveryByte) {
