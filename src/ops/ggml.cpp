@@ -74,14 +74,20 @@ Array ggml_matmul(const Array& x, const GgmlWeight& w) {
   std::int64_t m = 1;
   for (std::size_t i = 0; i + 1 < x.shape().size(); ++i) m *= x.shape()[i];
   constexpr auto kIntMax = std::numeric_limits<int>::max();
-  const std::int64_t col_blocks = (n + gc::kWarps - 1) / gc::kWarps;
-  const std::int64_t row_blocks = (m + gc::kRows - 1) / gc::kRows;
+  // One row of x (a single token's decode) is read with a kernel of its own, lighter on
+  // registers so that more of w is in flight.
+  const bool wide = m > 1;
+  const std::int64_t cols = std::int64_t{gc::kWarps} * (wide ? gc::kWideCols : 1);
+  const std::int64_t rows = wide ? std::int64_t{gc::kWideRows} : 1;
+  const std::int64_t col_blocks = (n + cols - 1) / cols;
+  const std::int64_t row_blocks = (m + rows - 1) / rows;
   if (m > kIntMax || n > kIntMax || k > kIntMax || col_blocks > kIntMax || row_blocks > 65535) {
     invalid(op, "m, n and k must each be below 2^31, and m at most " +
-                    std::to_string(65535 * gc::kRows));
+                    std::to_string(65535 * gc::kWideRows));
   }
   Constants constants;
   if (w.format != GgmlFormat::Q8_0) constants.ints.emplace_back(gc::kFormat, 1);
+  if (wide) constants.bools.emplace_back(gc::kWide, true);
   const bool empty = m == 0 || n == 0;
   auto call = std::make_shared<KernelCall>(
       std::string("ggml_matmul_") + type, constants,

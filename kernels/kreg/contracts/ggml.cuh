@@ -7,9 +7,13 @@ namespace kreg::contracts::ggml {
 // int, default 0: the weight's block format, 0 for Q8_0 and 1 for Q4_K.
 inline constexpr int kFormat = 300;
 
-// Rows of x a block of the kernel takes (blockIdx.y counts them), and its warps, one column
-// of out each.
-inline constexpr unsigned kRows = 16;
+// bool, default false: the kernel for more than one row of x. Without it a block takes one
+// row of x and a warp one column of out; with it a block takes kWideRows rows of x and a
+// warp kWideCols columns. blockIdx.y counts the blocks of rows.
+inline constexpr int kWide = 301;
+inline constexpr unsigned kWideRows = 16;
+inline constexpr unsigned kWideCols = 2;
+// Warps a block.
 inline constexpr unsigned kWarps = 8;
 
 // out [m, n] = x [m, k] w^T: x's rows `x_row` elements apart, each starting on 16 bytes, k a
