@@ -553,10 +553,12 @@ TEST(MetalSurfaceCodegen, ConditionalsNestedTooDeeplyAreRefused) {
     return "half h = a[0]; out[0] = " + e + ";";
   };
   custom::KernelSpec spec = copy_spec(Dtype::Float16);
-  spec.body = nested(4);
+  const std::string shallow = nested(4);  // the spec views its body
+  spec.body = shallow;
   EXPECT_TRUE(contains(custom::generate(spec).source, "ternary_operand"));
   for (const int depth : {40, 70}) {
-    spec.body = nested(depth);
+    const std::string deep = nested(depth);
+    spec.body = deep;
     const std::string message =
         test::expect_error(ErrorCode::InvalidArgument, [&] { custom::generate(spec); });
     EXPECT_TRUE(contains(message, "nested too deeply")) << message;
