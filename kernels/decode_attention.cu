@@ -122,12 +122,28 @@ __global__ void __launch_bounds__(decode::kThreads)
   const unsigned t = lane % 4;  // and column pair
   const unsigned q_heads = kv_heads * G;
 
+  const int* table = block_table + static_cast<unsigned long long>(seq) * table_stride;
+  int begin = static_cast<int>(split * split_tokens);
+
+  // Where pages hold whole 16-key tiles and the split starts on one (no window moves it), a
+  // tile is one page's consecutive rows: one table entry a tile. The pages of this warp's
+  // first tiles are asked for before the length is known, so that the two reads overlap
+  // rather than follow each other (an entry past the table's end is not read).
+  const bool whole_tiles =
+      !windowed && page_size % kTile == 0 && split_tokens % kTile == 0 && split_tokens > 0;
+  int early_page[kStages - 1];
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    const unsigned entry =
+        (static_cast<unsigned>(begin) + (warp + i * kWarps) * kTile) / page_size;
+    early_page[i] = whole_tiles && entry < table_stride ? table[entry] : 0;
+  }
+
   // The keys this block reads: its split of the sequence, within the window. A length past
   // what the block table holds is cut to it, so no read leaves the table (the op keeps the
   // table's capacity below 2^31 tokens).
   const int capacity = static_cast<int>(table_stride * page_size);
   const int length = clamp_to(seq_lens[seq], 0, capacity);
-  int begin = static_cast<int>(split * split_tokens);
   const int end = begin + static_cast<int>(split_tokens) < length
                       ? begin + static_cast<int>(split_tokens)
                       : length;
@@ -160,14 +176,33 @@ __global__ void __launch_bounds__(decode::kThreads)
   const unsigned copy_chunk = lane % kChunks;
   const T* k_head = k_cache + static_cast<unsigned long long>(kv_head) * head_dim + copy_chunk * 8;
   const T* v_head = v_cache + static_cast<unsigned long long>(kv_head) * head_dim + copy_chunk * 8;
-  const int* table = block_table + static_cast<unsigned long long>(seq) * table_stride;
   unsigned char* ring = smem + warp * kWarpBytes;
   const unsigned ring_at = shared_address(ring);
 
   // Tile i of this warp into stage i % kStages, as one group of copies (an empty group past
-  // the last tile, so that the waits below count alike).
-  const auto issue = [&](int i) {
-    if (i < mine) {
+  // the last tile, so that the waits below count alike). `page` is the tile's page where
+  // whole_tiles holds and the caller knows it already, else negative.
+  const auto issue = [&](int i, int page_known) {
+    if (i < mine && whole_tiles) {
+      const int tile_row = begin + (static_cast<int>(warp) + i * kWarps) * kTile;
+      const int page =
+          page_known >= 0 ? page_known : table[static_cast<unsigned>(tile_row) / page_size];
+      const unsigned in_page = static_cast<unsigned>(tile_row) % page_size + copy_row;
+      const unsigned long long at =
+          (static_cast<unsigned long long>(page) * page_size + in_page) * row_stride;
+      const unsigned stage = (i % kStages) * kStageBytes;
+#pragma unroll
+      for (int p = 0; p < kPasses; ++p) {
+        const bool valid = tile_row + static_cast<int>(copy_row) + p * kRowsPerPass < end;
+        const unsigned long long row_at = valid ? at + p * kRowsPerPass * row_stride : 0;
+        const unsigned offset = stage + tile_offset(copy_row + p * kRowsPerPass, copy_chunk);
+        copy_row_chunk(ring_at + offset, reinterpret_cast<T*>(ring + offset), k_head + row_at,
+                       valid, vector);
+        copy_row_chunk(ring_at + offset + kTileBytes,
+                       reinterpret_cast<T*>(ring + offset + kTileBytes), v_head + row_at, valid,
+                       vector);
+      }
+    } else if (i < mine) {
       const int first =
           begin + (static_cast<int>(warp) + i * kWarps) * kTile + static_cast<int>(copy_row);
       unsigned entry = static_cast<unsigned>(first) / page_size;
@@ -213,9 +248,9 @@ __global__ void __launch_bounds__(decode::kThreads)
   const unsigned v_row = (matrix % 2) * 8 + lane % 8;
 
 #pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) issue(i);
+  for (int i = 0; i < kStages - 1; ++i) issue(i, early_page[i]);
   for (int i = 0; i < mine; ++i) {
-    issue(i + kStages - 1);
+    issue(i + kStages - 1, -1);
     copy_async_wait<kStages - 1>();
     __syncwarp();  // every lane's copies of tile i are in
     const unsigned stage = ring_at + (i % kStages) * kStageBytes;
@@ -339,9 +374,10 @@ __global__ void __launch_bounds__(decode::kThreads)
 
 // The splits of one (sequence, query head) combined: each split's output weighted by
 // 2^(its lse - the largest). A row of head_dim floats is read as float4s by head_dim / 4
-// lanes, and the block's lane groups take every kCombineGroups-th split each, so that all of
-// a thread's loads are in flight at once; the groups' sums meet in shared memory. A sequence
-// with no keys gives zeros.
+// lanes, and the block's lane groups take every kCombineGroups-th split each, keeping a
+// running maximum as flash attention does, so that a split's lse and output are read
+// together and no load waits for another's result; the groups meet in shared memory. A
+// sequence with no keys gives zeros.
 template <typename T>
 __global__ void __launch_bounds__(kreg::contracts::decode_attention::kCombineThreads)
     decode_attention_combine(const float* __restrict__ partial_out,
@@ -352,50 +388,61 @@ __global__ void __launch_bounds__(kreg::contracts::decode_attention::kCombineThr
   constexpr unsigned kThreads = kreg::contracts::decode_attention::kCombineThreads;
   constexpr unsigned kLanes = head_dim / 4;
   constexpr unsigned kGroups = kThreads / kLanes;
-  __shared__ float weights[kreg::contracts::decode_attention::kMaxSplits];
-  __shared__ float scratch[32];
   __shared__ float4 sums[kGroups][kLanes];
+  __shared__ float tops[kGroups];
+  __shared__ float totals[kGroups];
   const unsigned long long row =
       static_cast<unsigned long long>(blockIdx.y) * gridDim.x + blockIdx.x;
   const float* lse = partial_lse + row * splits;
-  float top = negative_infinity();
-  for (unsigned s = threadIdx.x; s < splits; s += kThreads) top = fmaxf(top, lse[s]);
-  top = block_max(top, scratch);
-  const float ref = top == negative_infinity() ? 0.0f : top;
-  float sum = 0.0f;
-  for (unsigned s = threadIdx.x; s < splits; s += kThreads) {
-    weights[s] = exp2f(lse[s] - ref);
-    sum += weights[s];
-  }
-  const float total = block_sum(sum, scratch);  // its barrier also publishes the weights
   const unsigned lane = threadIdx.x % kLanes;
   const unsigned group = threadIdx.x / kLanes;
   const float4* parts = reinterpret_cast<const float4*>(partial_out + row * splits * head_dim);
+  float top = negative_infinity();  // the largest lse seen, base 2
+  float total = 0.0f;               // the weights' sum against it
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 8
   for (unsigned s = group; s < splits; s += kGroups) {
+    const float e = lse[s];
     const float4 v = parts[static_cast<unsigned long long>(s) * kLanes + lane];
-    const float w = weights[s];
-    acc.x = fmaf(w, v.x, acc.x);
-    acc.y = fmaf(w, v.y, acc.y);
-    acc.z = fmaf(w, v.z, acc.z);
-    acc.w = fmaf(w, v.w, acc.w);
+    const float next = fmaxf(top, e);
+    // A split without keys (lse -inf) weighs 0 against any finite reference.
+    const float ref = next == negative_infinity() ? 0.0f : next;
+    const float rescale = exp2f(top - ref);
+    const float w = exp2f(e - ref);
+    top = next;
+    total = fmaf(total, rescale, w);
+    acc.x = fmaf(acc.x, rescale, w * v.x);
+    acc.y = fmaf(acc.y, rescale, w * v.y);
+    acc.z = fmaf(acc.z, rescale, w * v.z);
+    acc.w = fmaf(acc.w, rescale, w * v.w);
   }
   sums[group][lane] = acc;
+  if (lane == 0) {
+    tops[group] = top;
+    totals[group] = total;
+  }
   __syncthreads();
   if (group != 0) return;
+  float best = negative_infinity();
 #pragma unroll
-  for (unsigned j = 1; j < kGroups; ++j) {
+  for (unsigned j = 0; j < kGroups; ++j) best = fmaxf(best, tops[j]);
+  const float ref = best == negative_infinity() ? 0.0f : best;
+  float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float weight_sum = 0.0f;
+#pragma unroll
+  for (unsigned j = 0; j < kGroups; ++j) {
+    const float w = exp2f(tops[j] - ref);
     const float4 v = sums[j][lane];
-    acc.x += v.x;
-    acc.y += v.y;
-    acc.z += v.z;
-    acc.w += v.w;
+    weight_sum = fmaf(totals[j], w, weight_sum);
+    sum.x = fmaf(v.x, w, sum.x);
+    sum.y = fmaf(v.y, w, sum.y);
+    sum.z = fmaf(v.z, w, sum.z);
+    sum.w = fmaf(v.w, w, sum.w);
   }
-  const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+  const float inverse = weight_sum > 0.0f ? 1.0f / weight_sum : 0.0f;
   T* o = out + row * head_dim + lane * 4;
-  o[0] = from_float<T>(acc.x * inverse);
-  o[1] = from_float<T>(acc.y * inverse);
-  o[2] = from_float<T>(acc.z * inverse);
-  o[3] = from_float<T>(acc.w * inverse);
+  o[0] = from_float<T>(sum.x * inverse);
+  o[1] = from_float<T>(sum.y * inverse);
+  o[2] = from_float<T>(sum.z * inverse);
+  o[3] = from_float<T>(sum.w * inverse);
 }
