@@ -98,17 +98,11 @@ __device__ inline Part load_part(const unsigned char* row, int e) {
   return part;
 }
 
-// Group g's 8 codes of a part as floats (exact: at most 8 bits).
-__device__ inline void codes_of(const Part& part, int g, float (&q)[8]) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const unsigned byte = (part.codes[2 * g + i / 4] >> (8 * (i % 4))) & 0xffu;
-    if constexpr (format == 0) {
-      q[i] = static_cast<float>(static_cast<signed char>(byte));
-    } else {
-      q[i] = static_cast<float>(byte);
-    }
-  }
+// Code i of group g of a part, as a float (exact: at most 8 bits).
+__device__ inline float code(const Part& part, int g, int i) {
+  const unsigned byte = (part.codes[2 * g + i / 4] >> (8 * (i % 4))) & 0xffu;
+  if constexpr (format == 0) return static_cast<float>(static_cast<signed char>(byte));
+  return static_cast<float>(byte);
 }
 
 // The 8 elements of x at `xr` (on 16 bytes), as floats; returns their sum.
@@ -122,17 +116,6 @@ __device__ inline float load_x(const T* xr, float (&xf)[8]) {
     xf[i] = kreg::to_float(e.v[i]);
     sum += xf[i];
   }
-  return sum;
-}
-
-// scale * (q . x) - offset * sum(x), for one group of 8 codes and the 8 elements of x it meets.
-__device__ inline float group_dot(const float (&q)[8], const float (&xf)[8], float x_sum,
-                                  float scale, float offset) {
-  float dot = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) dot = fmaf(q[i], xf[i], dot);
-  float sum = scale * dot;
-  if constexpr (format == 1) sum = fmaf(-offset, x_sum, sum);
   return sum;
 }
 
@@ -177,20 +160,29 @@ __global__ void __launch_bounds__(32 * kreg::contracts::ggml::kWarps, ggml_mv::k
     for (int v = 0; v < kParts; ++v) {
       const int e = base + kSpan * v + offset;
       if (e >= k) continue;
+      // A row's sums over the lane's weights of the part first, then one scale and offset.
 #pragma unroll
-      for (int g = 0; g < kGroups; ++g) {
-        float q[kCols][8];
+      for (int r = 0; r < kRows; ++r) {
+        if (r >= rows) break;
+        float dot[kCols];
 #pragma unroll
-        for (int c = 0; c < kCols; ++c) codes_of(part[v][c], g, q[c]);
+        for (int c = 0; c < kCols; ++c) dot[c] = 0.0f;
+        float x_sum = 0.0f;
 #pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-          if (r >= rows) break;
+        for (int g = 0; g < kGroups; ++g) {
           float xf[8];
-          const float x_sum = load_x(xr + r * x_row + e + 8 * g, xf);
+          x_sum += load_x(xr + r * x_row + e + 8 * g, xf);
 #pragma unroll
           for (int c = 0; c < kCols; ++c) {
-            acc[c][r] += group_dot(q[c], xf, x_sum, part[v][c].scale, part[v][c].offset);
+#pragma unroll
+            for (int i = 0; i < 8; ++i) dot[c] = fmaf(code(part[v][c], g, i), xf[i], dot[c]);
           }
+        }
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          float sum = part[v][c].scale * dot[c];
+          if constexpr (format == 1) sum = fmaf(-part[v][c].offset, x_sum, sum);
+          acc[c][r] += sum;
         }
       }
     }

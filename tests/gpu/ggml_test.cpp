@@ -152,7 +152,7 @@ TYPED_TEST(GgmlGpu, OneHotRowsPickSingleWeightsAsLlamaCppDecodesThem) {
   using T = TypeParam;
   for (const GgmlFormat f : {GgmlFormat::Q8_0, GgmlFormat::Q4_K}) {
     const std::int64_t n = 21;    // blocks of 8 and of 16 columns, the last partial
-    const std::int64_t k = 2048;  // 64 Q8_0 blocks a row (two per lane), 8 Q4_K blocks
+    const std::int64_t k = 2048;  // 64 Q8_0 blocks a row (two steps of a warp), 8 Q4_K blocks
     const HostGgml w = random_ggml(this->rng_, n, k, f);
     std::uniform_int_distribution<std::int64_t> column(0, k - 1);
     for (const std::int64_t m : {1, 16, 19}) {
@@ -183,8 +183,8 @@ TYPED_TEST(GgmlGpu, ProductsAgainstFloat64) {
     for (const std::int64_t m : {1, 7, 16, 17, 40}) this->check_product(w, m);
     this->check_product(w, 3, 2);  // batched x [2, 3, k]
   }
-  // One block a row; one column; a row whose runs do not fill the last step of a lane (one
-  // row of x loads two runs a step), with one and with more rows of x.
+  // One block a row; one column; rows whose blocks do not fill a warp's last step (a step is
+  // 1024 weights), with one and with more rows of x.
   for (const std::int64_t m : {1, 5}) {
     this->check_product(random_ggml(this->rng_, 64, 32, GgmlFormat::Q8_0), m);
     this->check_product(random_ggml(this->rng_, 1, 256, GgmlFormat::Q4_K), m);
