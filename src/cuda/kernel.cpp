@@ -161,7 +161,7 @@ namespace cuda {
 void make_resident(const Kernel& kernel, int device) {
   const DriverApi& api = driver();
   const ContextScope on(device);
-  auto function = static_cast<CUfunction>(kernel.function(device));
+  auto* function = static_cast<CUfunction>(kernel.function(device));
   if (api.cuFuncLoad != nullptr) {
     check(api.cuFuncLoad(function), ErrorCode::LoadError,
           "loading '" + kernel.label() + "' on GPU " + std::to_string(device));

@@ -184,6 +184,12 @@ bool has_word(std::string_view text, std::string_view word, std::string_view nex
   return false;
 }
 
+// Whether the kernel names `word` in its header or its body, each lexed on its own as the
+// generator reads them: a header that ends inside a literal does not hide the body's words.
+bool names(const Definition& def, std::string_view word) {
+  return has_word(def.body, word) || has_word(def.options.header, word);
+}
+
 // Whether `text` uses a word of the preamble's table as its row says.
 bool uses(std::string_view text, const kreg::custom::Word& w) {
   switch (w.use) {
@@ -392,9 +398,7 @@ void check_source(const Definition& def, const std::string& source) {
   for (const std::string_view line :
        {"#include <cooperative_groups.h>\n", "namespace cg = cooperative_groups;\n"}) {
     if (rest.starts_with(line)) {
-      KREG_FUZZ_CHECK(has_word(def.body, "cooperative_groups") ||
-                          has_word(def.options.header, "cooperative_groups") ||
-                          has_word(def.body, "cg", "::"),
+      KREG_FUZZ_CHECK(names(def, "cooperative_groups") || has_word(def.body, "cg", "::"),
                       "cooperative groups for a kernel that does not use them");
       rest.remove_prefix(line.size());
     }
@@ -408,15 +412,12 @@ void check_source(const Definition& def, const std::string& source) {
   rest.remove_prefix(includes_end);
   const std::string_view half = "typedef kreg::half half;\n";
   if (rest.starts_with(half)) {
-    KREG_FUZZ_CHECK(has_word(def.body, "half") || has_word(def.options.header, "half"),
-                    "Metal's half for a kernel that does not name it");
+    KREG_FUZZ_CHECK(names(def, "half"), "Metal's half for a kernel that does not name it");
     rest.remove_prefix(half.size());
   }
   const std::string_view bfloat = "typedef kreg::bfloat16 bfloat;\n";
   if (rest.starts_with(bfloat)) {
-    // Each text on its own: a header that ends inside a literal does not hide the body's words.
-    KREG_FUZZ_CHECK(has_word(def.body, "bfloat") || has_word(def.options.header, "bfloat"),
-                    "Metal's bfloat for a kernel that does not name it");
+    KREG_FUZZ_CHECK(names(def, "bfloat"), "Metal's bfloat for a kernel that does not name it");
     rest.remove_prefix(bfloat.size());
   }
   // Conditionals over 16-bit floats are rewritten (rewrites.hpp), in the header and the body.
