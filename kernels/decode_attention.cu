@@ -180,8 +180,8 @@ __global__ void __launch_bounds__(decode::kThreads)
   const unsigned ring_at = shared_address(ring);
 
   // Tile i of this warp into stage i % kStages, as one group of copies (an empty group past
-  // the last tile, so that the waits below count alike). `page` is the tile's page where
-  // whole_tiles holds and the caller knows it already, else negative.
+  // the last tile, so that the waits below count alike). `page_known` is the tile's page
+  // where whole_tiles holds and the caller has read it already, else negative.
   const auto issue = [&](int i, int page_known) {
     if (i < mine && whole_tiles) {
       const int tile_row = begin + (static_cast<int>(warp) + i * kWarps) * kTile;
