@@ -12,14 +12,16 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/targets.cmake)
 
 # Configures sub_builds/<preset> and builds the targets that follow; tests that use the
 # build require the fixture <preset>_built. The sub-build must not add these tests again.
+# Options after the targets' names, past the word OPTIONS, go to the sub-build's configure.
 function(kreg_add_sub_build preset)
+  cmake_parse_arguments(PARSE_ARGV 1 sub "" "" "OPTIONS")
   set(dir ${kreg_sub_builds}/${preset})
   add_test(NAME ${preset}_configure
            COMMAND ${CMAKE_COMMAND} --preset ${preset} -B ${dir} -DKREG_SANITIZER_SUITES=OFF
-                   -DCUDAToolkit_ROOT=${CUDAToolkit_LIBRARY_ROOT}
+                   -DCUDAToolkit_ROOT=${CUDAToolkit_LIBRARY_ROOT} ${sub_OPTIONS}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME ${preset}_build COMMAND ${CMAKE_COMMAND} --build ${dir} -j ${kreg_cores}
-                                        --target ${ARGN})
+                                        --target ${sub_UNPARSED_ARGUMENTS})
   set_tests_properties(${preset}_configure PROPERTIES
     FIXTURES_SETUP ${preset}_configured RUN_SERIAL ON TIMEOUT 600 LABELS sanitizer)
   set_tests_properties(${preset}_build PROPERTIES
@@ -28,8 +30,11 @@ function(kreg_add_sub_build preset)
 endfunction()
 
 get_property(kreg_cpu_suites GLOBAL PROPERTY kreg_cpu_test_targets)
+# The CPU suites test the precompiled set this build generated: the same kernels, NVRTC and
+# options make the same binaries, so compiling them again under a sanitizer adds nothing.
 foreach(preset asan tsan)
-  kreg_add_sub_build(${preset} ${kreg_cpu_suites})
+  kreg_add_sub_build(${preset} ${kreg_cpu_suites} OPTIONS
+                     -DKREG_PRECOMPILED_SET=${PROJECT_BINARY_DIR}/src/precompiled_binaries.cpp)
   # --no-tests=error: a label that selects nothing must not pass as a clean run.
   add_test(NAME ${preset}_cpu_suites
            COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${kreg_sub_builds}/${preset} -L "^cpu$"
