@@ -23,10 +23,18 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'no register
 cat > "$dir/unknown.json" <<'JSON'
 {"format": "kreg-manifest", "version": 1, "kernels": [{"name": "not_a_kernel"}]}
 JSON
-# build-cache compiles every built-in before it reports the manifest's failures: about 40 s on
-# two idle cores, more beside the other tests that compile them.
-EXPECT_SECONDS=300 expect 1 "not_a_kernel: no registered source declares kernel 'not_a_kernel'" \
+# build-cache builds the manifest's kernels first and stops at one it cannot build, before
+# the built-ins (minutes of compiling) and the bundle.
+expect 1 "not_a_kernel: no registered source declares kernel 'not_a_kernel'" \
   "$kreg" build-cache --arch sm_90 --out "$dir/built" --manifest "$dir/unknown.json"
+expect 1 "the built-ins were not built, nor the bundle" "$kreg" build-cache --arch sm_90 \
+  --out "$dir/built" --manifest "$dir/unknown.json" --bundle "$dir/unknown.kbundle"
+[[ ! -e "$dir/unknown.kbundle" ]] || fail "build-cache bundled a folder that lacks the manifest's kernels"
+"$kreg" build-cache --arch sm_90 --out "$dir/built" --manifest "$dir/unknown.json" --json \
+  > "$dir/unknown_build.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['builtins_skipped'] and \
+d['builtin_ready'] == 0 and d['failures'][0]['kernel'] == 'not_a_kernel' and 'bundle' not in d" \
+  "$dir/unknown_build.json" || fail "build-cache --json does not say it stopped: $(cat "$dir/unknown_build.json")"
 
 # kreg is named once a line: by the error line, by a log line, never again by the message.
 twice='(kreg: |kreg \[).*(kreg: |kreg \[)'

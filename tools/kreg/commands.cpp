@@ -248,14 +248,10 @@ int build_cache(const BuildCacheOptions& options) {
   std::vector<KernelRequest> requests = reg.prewarm_all_requests();
   std::vector<KernelRequest> listed;
   if (!options.manifest.empty()) listed = read_manifest(options.manifest);
-  const std::size_t ready = reg.prewarm(requests, progress_printer(options.common.json));
-  const std::size_t from_manifest = reg.prewarm(listed);
-  reg.flush_disk_cache();  // the report counts the entries on disk
-  clear_progress(options.common.json);
-  // Each kernel that was not built, with why: the compile's error, or an unknown name.
+  // Each kernel of `list` that was not built, with why: the compile's error, or an unknown name.
   std::vector<std::pair<std::string, std::string>> failures;
-  for (const std::vector<KernelRequest>* list : {&requests, &listed}) {
-    for (const KernelRequest& r : *list) {
+  const auto note_failures = [&](const std::vector<KernelRequest>& list) {
+    for (const KernelRequest& r : list) {
       if (reg.is_cached(r.name, r.constants)) continue;
       try {
         reg.compile(r.name, r.constants);
@@ -263,19 +259,35 @@ int build_cache(const BuildCacheOptions& options) {
         failures.emplace_back(kernel_label(r.name, r.constants), e.message());
       }
     }
+  };
+  // The manifest's kernels first: a folder that cannot serve the manifest is not worth the
+  // built-ins' minutes of compiling, so a kernel it cannot build (a misspelt name, say) is
+  // reported at once and the built-ins are skipped.
+  const std::size_t from_manifest = reg.prewarm(listed);
+  note_failures(listed);
+  const bool builtins = failures.empty();
+  std::size_t ready = 0;
+  if (builtins) {
+    ready = reg.prewarm(requests, progress_printer(options.common.json));
+    note_failures(requests);
   }
+  reg.flush_disk_cache();  // the report counts the entries on disk
+  clear_progress(options.common.json);
   const Stats stats = reg.stats();
   const CacheUsage usage = cache_usage(out);
+  // A folder that lacks what was asked is not bundled.
+  const bool bundled = !options.bundle.empty() && builtins;
   BundleReport bundle;
-  if (!options.bundle.empty()) bundle = export_bundle(options.bundle, out);
+  if (bundled) bundle = export_bundle(options.bundle, out);
   nlohmann::json json{{"arch", reg.arch()},
                       {"builtin_ready", ready},
                       {"builtin_total", requests.size()},
+                      {"builtins_skipped", !builtins},
                       {"manifest_ready", from_manifest},
                       {"manifest_total", listed.size()},
                       {"stats", stats_json(stats)},
                       {"cache", usage_json(usage)}};
-  if (!options.bundle.empty()) {
+  if (bundled) {
     json["bundle"] = {{"file", options.bundle.string()}, {"entries", bundle.entries}};
   }
   json["failures"] = nlohmann::json::array();
@@ -287,6 +299,12 @@ int build_cache(const BuildCacheOptions& options) {
   } else {
     print_failures(failures);
     if (!failures.empty()) std::cout << "\n";
+    if (!builtins) {
+      std::cout << "built " << from_manifest << "/" << listed.size()
+                << " kernels from the manifest and stopped: the built-ins were not built"
+                << (options.bundle.empty() ? "" : ", nor the bundle") << "\n";
+      return 1;
+    }
     std::cout << "built " << ready << "/" << requests.size() << " built-in kernels";
     if (!options.manifest.empty()) std::cout << " and " << from_manifest << " from the manifest";
     std::cout << " for " << reg.arch() << " into " << usage.dir.string() << " (" << stats.compiles
