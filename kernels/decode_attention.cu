@@ -9,7 +9,8 @@
 // Query heads kv_head * group ... kv_head * group + group - 1 share KV head kv_head, so one
 // block reads each key and value once for all of them. A sequence's keys are cut into splits
 // of split_tokens, one block each, whose partial results a second kernel combines by their
-// log-sum-exp; with one split the first kernel writes the output itself.
+// log-sum-exp (launched to overlap the first one's end, where the GPU can); with one split
+// the first kernel writes the output itself.
 //
 // On tensor cores (mma.sync m16n8k16, sm_80 and newer): the group's query heads are the 16
 // rows of the A operand (rows past the group are zeros), so a warp takes 16 keys a step,
@@ -29,6 +30,7 @@
 // kreg:specialization 300:i64|301:i4
 // kreg:specialization 300:i256|301:i2
 #include <kreg/contracts/decode_attention.cuh>
+#include <kreg/device/grid_dependency.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/mma.cuh>
 #include <kreg/device/vec.cuh>
@@ -121,6 +123,9 @@ __global__ void __launch_bounds__(decode::kThreads)
   const unsigned g = lane / 4;  // the fragments' row
   const unsigned t = lane % 4;  // and column pair
   const unsigned q_heads = kv_heads * G;
+  // The combine (launched to overlap this kernel) may take its place on the multiprocessors
+  // now; it waits for this grid to end before it reads a partial.
+  release_dependent_grid();
 
   const int* table = block_table + static_cast<unsigned long long>(seq) * table_stride;
   int begin = static_cast<int>(split * split_tokens);
@@ -397,6 +402,7 @@ __global__ void __launch_bounds__(kreg::contracts::decode_attention::kCombineThr
   const unsigned lane = threadIdx.x % kLanes;
   const unsigned group = threadIdx.x / kLanes;
   const float4* parts = reinterpret_cast<const float4*>(partial_out + row * splits * head_dim);
+  wait_for_prior_grid();  // the partials are the first kernel's
   float top = negative_infinity();  // the largest lse seen, base 2
   float total = 0.0f;               // the weights' sum against it
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);

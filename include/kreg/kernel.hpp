@@ -16,9 +16,14 @@
 
 namespace kreg {
 
+class Kernel;
+
 namespace cuda {
 class KernelFactory;   // the one maker of kernels
 struct LaunchContext;  // what every kernel of a registry launches with
+// The built-in ops' launch that overlaps the kernel before it (src/cuda/dependent_launch.hpp).
+void launch_dependent(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+                      StreamRef stream, void** args, const std::size_t* sizes, std::size_t count);
 }  // namespace cuda
 
 /// Resource use of a kernel on the registry's device, as the driver reports it.
@@ -91,6 +96,14 @@ class Kernel {
 
  private:
   friend class cuda::KernelFactory;
+  friend void cuda::launch_dependent(const Kernel& kernel, Dim3 grid, Dim3 block,
+                                     std::size_t shared_bytes, StreamRef stream, void** args,
+                                     const std::size_t* sizes, std::size_t count);
+
+  void check_arguments(const std::size_t* sizes, std::size_t count) const;
+  // launch_raw's work; `dependent` launches with programmatic stream serialization.
+  void launch_native(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream, void** args,
+                     bool dependent) const;
 
   Kernel(std::string name, std::string label, std::shared_ptr<const Binary> binary,
          std::shared_ptr<const void> library, void* handle, KernelAttributes attributes,

@@ -128,6 +128,7 @@ Loaded load() {
   if (!ok) return loaded;
   resolve(get, want, "cuKernelGetParamInfo", a.cuKernelGetParamInfo, false, loaded.why);
   resolve(get, want, "cuFuncLoad", a.cuFuncLoad, false, loaded.why);
+  resolve(get, want, "cuLaunchKernelEx", a.cuLaunchKernelEx, false, loaded.why);
 
   CUresult init = a.cuInit(0);
   if (init != CUDA_SUCCESS) {

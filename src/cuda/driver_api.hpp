@@ -32,6 +32,7 @@ struct DriverApi {
   decltype(&::cuKernelGetParamInfo) cuKernelGetParamInfo = nullptr;  // may be absent
   decltype(&::cuFuncLoad) cuFuncLoad = nullptr;                      // may be absent
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;  // may be absent
   // Arrays and custom kernels: streams, events, stream-ordered memory.
   decltype(&::cuCtxPushCurrent) cuCtxPushCurrent = nullptr;
   decltype(&::cuCtxPopCurrent) cuCtxPopCurrent = nullptr;

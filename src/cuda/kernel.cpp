@@ -72,6 +72,11 @@ const Kernel::Parameters& Kernel::parameters() const noexcept {
 
 void Kernel::launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
                             void** args, const std::size_t* sizes, std::size_t count) const {
+  check_arguments(sizes, count);
+  launch_native(grid, block, shared_bytes, stream, args, false);
+}
+
+void Kernel::check_arguments(const std::size_t* sizes, std::size_t count) const {
   if (const Parameters& p = parameters(); p.known) {
     if (count != p.sizes.size()) {
       invalid(label_, "the kernel takes " + std::to_string(p.sizes.size()) + " parameters but " +
@@ -84,11 +89,15 @@ void Kernel::launch_checked(Dim3 grid, Dim3 block, std::size_t shared_bytes, Str
       }
     }
   }
-  launch_raw(grid, block, shared_bytes, stream, args);
 }
 
 void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
                         void** args) const {
+  launch_native(grid, block, shared_bytes, stream, args, false);
+}
+
+void Kernel::launch_native(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
+                           void** args, bool dependent) const {
   const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
   if (threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0) {
     invalid(label_, "empty grid " + dims(grid) + " or block " + dims(block));
@@ -104,6 +113,23 @@ void Kernel::launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamR
   const cuda::LaunchContext& context = *context_;
   const cuda::DriverApi& api = *context.api;
   auto launch = [&] {
+    if (dependent) {
+      CUlaunchAttribute overlap{};
+      overlap.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      overlap.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = grid.x;
+      config.gridDimY = grid.y;
+      config.gridDimZ = grid.z;
+      config.blockDimX = block.x;
+      config.blockDimY = block.y;
+      config.blockDimZ = block.z;
+      config.sharedMemBytes = static_cast<unsigned>(shared_bytes);
+      config.hStream = static_cast<CUstream>(stream.native);
+      config.attrs = &overlap;
+      config.numAttrs = 1;
+      return api.cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(handle_), args, nullptr);
+    }
     return api.cuLaunchKernel(reinterpret_cast<CUfunction>(handle_), grid.x, grid.y, grid.z,
                               block.x, block.y, block.z, static_cast<unsigned>(shared_bytes),
                               static_cast<CUstream>(stream.native), args, nullptr);
@@ -157,6 +183,15 @@ void* Kernel::function(int device) const {
 }
 
 namespace cuda {
+
+void launch_dependent(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+                      StreamRef stream, void** args, const std::size_t* sizes, std::size_t count) {
+  kernel.check_arguments(sizes, count);
+  // Programmatic dependent launch exists from sm_90 on, with a driver that has the call.
+  const bool dependent = kernel.context_->api->cuLaunchKernelEx != nullptr &&
+                         kernel.context_->device->info().major >= 9;
+  kernel.launch_native(grid, block, shared_bytes, stream, args, dependent);
+}
 
 void make_resident(const Kernel& kernel, int device) {
   const DriverApi& api = driver();

@@ -4,6 +4,7 @@
 
 #include "array/launch_support.hpp"
 #include "cuda/capture.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "cuda/launch_limits.hpp"
 #include "cuda/tensor_map.hpp"
 
@@ -58,14 +59,43 @@ void KernelCall::run_in_place(const std::shared_ptr<KernelCall>& call) {
   call->run({});
 }
 
+void KernelCall::then(std::shared_ptr<KernelCall> next) {
+  if (!next->inputs.empty()) {
+    throw Error(ErrorCode::InvalidArgument,
+                "'" + next->entry_ + "' follows '" + entry_ + "' but reads an input of its own");
+  }
+  next_ = std::move(next);
+}
+
+void KernelCall::launch_next(const Kernel& kernel, const array::ArrayLaunch& launch) const {
+  array::Parameters params;
+  for (const Arg& arg : next_->args_) {
+    switch (arg.kind) {
+      case Arg::Kind::Output: params.add(launch.output_buffer(arg.index).address()); break;
+      case Arg::Kind::Null: params.add(std::uint64_t{0}); break;
+      case Arg::Kind::Value: params.add(arg.bytes, arg.size, arg.size); break;
+      case Arg::Kind::Input:
+      case Arg::Kind::Map: break;  // refused by then()
+    }
+  }
+  if (next_->shared_bytes_ > std::size_t{48} * 1024) {
+    cuda::allow_dynamic_shared_memory(kernel.native_handle(), next_->shared_bytes_,
+                                      stream_.device());
+  }
+  cuda::launch_dependent(kernel, next_->grid_, next_->block_, next_->shared_bytes_,
+                         stream_.native(), params.pointers(), next_->sizes_, next_->count_);
+}
+
 void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live) {
   const int device = stream_.device();
   array::ArrayLaunch launch(stream_, output_specs_.size());
   const Kernel* kernel = nullptr;
+  const Kernel* next = nullptr;
   if (grid_.x > 0) {  // zero rows or elements: nothing to launch
     // Before the outputs: a miss refused during capture leaves nothing allocated.
     const cuda::LaunchStreamHint hint(stream_.native().native);
     kernel = &device_registry(device).get(builtin_, constants_);
+    if (next_ != nullptr) next = &device_registry(device).get(next_->builtin_, next_->constants_);
   }
   for (const auto& [count, dtype] : output_specs_) launch.output(count, dtype);
   if (kernel != nullptr) {
@@ -105,6 +135,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
     launch.launch(*kernel, grid_, block_, shared_bytes_, sizes_, count_);
+    if (next != nullptr) launch_next(*next, launch);
   }
   launch.publish(live);
 }

@@ -25,6 +25,10 @@
 #include <utility>
 #include <vector>
 
+namespace kreg::array {
+class ArrayLaunch;
+}  // namespace kreg::array
+
 namespace kreg::ops {
 
 // The element type of a contract as the host instantiates it: the ops pass arrays for the
@@ -111,6 +115,14 @@ class KernelCall final : public array::Primitive {
   // Dynamic shared memory for the launch; above 48 KiB the kernel is let use it first.
   void shared_bytes(std::size_t bytes) { shared_bytes_ = bytes; }
 
+  // A second kernel, launched right after this one and reading its outputs: `next` is a call
+  // built as usual (its entry, constants, geometry and arguments) whose pointer arguments are
+  // this call's Outputs or nullptr, and which is never launched on its own. It overlaps this
+  // kernel where the GPU can (cuda/dependent_launch.hpp), so it must wait for it
+  // (kreg::wait_for_prior_grid) before reading them; the pair needs no allocation between
+  // its launches, which would cut the overlap inside a captured graph.
+  void then(std::shared_ptr<KernelCall> next);
+
   // The pending outputs, on the current stream. Throws InvalidArgument under a CPU scope or
   // for an input on another GPU.
   static std::vector<Array> launch(const std::shared_ptr<KernelCall>& call,
@@ -158,6 +170,7 @@ class KernelCall final : public array::Primitive {
 
   void pointer(const Pointer& p);
   void map(const TensorMapOf& m);
+  void launch_next(const Kernel& kernel, const array::ArrayLaunch& launch) const;
 
   struct Map {
     std::size_t input = 0;
@@ -180,6 +193,7 @@ class KernelCall final : public array::Primitive {
   std::size_t count_ = 0;
   std::vector<std::pair<std::int64_t, Dtype>> output_specs_;
   Stream stream_ = Stream::default_stream(0);
+  std::shared_ptr<KernelCall> next_;
 };
 
 }  // namespace kreg::ops

@@ -513,16 +513,18 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
     values(Out{0}, nullptr, nullptr);
     return KernelCall::launch(call, {{q.shape(), q.dtype()}})[0];
   }
-  values(nullptr, Out{0}, Out{1});
-  const std::vector<Array> partials =
-      KernelCall::launch(call, {{Shape{batch, q_heads, splits, head_dim}, Dtype::Float32},
-                                {Shape{batch, q_heads, splits}, Dtype::Float32}});
+  // The splits' partials, then the combine, launched as a pair so that the combine's launch
+  // overlaps the first kernel's end.
+  values(nullptr, Out{1}, Out{2});
   auto combine = std::make_shared<KernelCall>(
       std::string("decode_attention_combine_") + type, constants,
       Dim3{static_cast<unsigned>(q_heads), static_cast<unsigned>(batch)}, Dim3{c::kCombineThreads});
-  combine->arguments<c::DecodeCombine<Element>>(partials[0], partials[1], Out{0},
+  combine->arguments<c::DecodeCombine<Element>>(Out{1}, Out{2}, Out{0},
                                                 static_cast<unsigned>(splits));
-  return KernelCall::launch(combine, {{q.shape(), q.dtype()}})[0];
+  call->then(combine);
+  return KernelCall::launch(call, {{q.shape(), q.dtype()},
+                                   {Shape{batch, q_heads, splits, head_dim}, Dtype::Float32},
+                                   {Shape{batch, q_heads, splits}, Dtype::Float32}})[0];
 }
 
 }  // namespace kreg::ops

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -268,5 +269,100 @@ TEST_F(GraphCapture, ARegistryMadeDuringAnotherThreadsCaptureLeavesItValid) {
   EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
 }
 
+// A decode whose keys are cut into splits runs a pair of kernels, the combine launched to
+// overlap the first (sm_90 and newer): captured, the pair is two kernel nodes joined by a
+// programmatic edge there, and every replay gives the eager result.
+TEST_F(GraphCapture, SplitDecodeAttentionReplaysItsEagerResult) {
+  Stream stream(0);
+  const StreamScope scope(stream);
+  auto* native = static_cast<cudaStream_t>(stream.native().native);
+  constexpr int kTokens = 2048;  // 32 splits of 64 keys for each of the 8 KV heads
+  constexpr int kPage = 16;
+  constexpr int kPages = kTokens / kPage;
+  constexpr int kKvHeads = 8;
+  constexpr int kQHeads = 32;
+  constexpr int kDim = 128;
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  const auto values = [&](std::size_t n) {
+    std::vector<bfloat16> out(n);
+    for (bfloat16& v : out) v = bfloat16(dist(rng));
+    return out;
+  };
+  std::vector<std::int32_t> table(kPages);
+  std::iota(table.begin(), table.end(), 0);
+  std::shuffle(table.begin(), table.end(), rng);
+  const Array q = Array::from_data(values(std::size_t{kQHeads} * kDim), {1, kQHeads, kDim});
+  const Shape cache{kPages, kPage, kKvHeads, kDim};
+  const Array k = Array::from_data(values(std::size_t{kTokens} * kKvHeads * kDim), cache);
+  const Array v = Array::from_data(values(std::size_t{kTokens} * kKvHeads * kDim), cache);
+  const Array block_table = Array::from_data(table, {1, kPages});
+  const Array lens = Array::from_data(std::vector<std::int32_t>{kTokens}, {1});
+
+  // Eagerly first: the inputs move to the GPU and both kernels are made ready.
+  const auto floats = [](const Array& a) {
+    std::vector<float> out;
+    for (const bfloat16 x : a.to_vector<bfloat16>()) out.push_back(static_cast<float>(x));
+    return out;
+  };
+  const std::vector<float> eager = floats(ops::decode_attention(q, k, v, block_table, lens));
+  stream.synchronize();
+
+  const CaptureGuard guard{native};
+  ASSERT_EQ(cudaStreamBeginCapture(native, cudaStreamCaptureModeGlobal), cudaSuccess);
+  Array captured;
+  try {
+    captured = ops::decode_attention(q, k, v, block_table, lens);
+    captured.eval();
+  } catch (const Error& e) {
+    FAIL() << "capturing the decode threw: " << e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(native, &graph), cudaSuccess);
+
+  // The two kernels, and how the second depends on the first.
+  std::size_t count = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> nodes(count);
+  ASSERT_EQ(cudaGraphGetNodes(graph, nodes.data(), &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> kernels;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    ASSERT_EQ(cudaGraphNodeGetType(node, &type), cudaSuccess);
+    if (type == cudaGraphNodeTypeKernel) kernels.push_back(node);
+  }
+  ASSERT_EQ(kernels.size(), 2u);
+  std::size_t edges = 0;
+  ASSERT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+  std::vector<cudaGraphNode_t> from(edges);
+  std::vector<cudaGraphNode_t> to(edges);
+  std::vector<cudaGraphEdgeData> data(edges);
+  ASSERT_EQ(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &edges), cudaSuccess);
+  int between = 0;
+  bool programmatic = false;
+  for (std::size_t e = 0; e < edges; ++e) {
+    if (from[e] == kernels[0] && to[e] == kernels[1]) {
+      ++between;
+      programmatic = data[e].type == cudaGraphDependencyTypeProgrammatic;
+    }
+  }
+  EXPECT_EQ(between, 1) << "the combine does not follow the first kernel directly";
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  EXPECT_EQ(programmatic, major >= 9) << "compute capability " << major;
+
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch),
+            cudaSuccess);
+  for (int replay = 0; replay < 50; ++replay) {
+    ASSERT_EQ(cudaGraphLaunch(exec, native), cudaSuccess) << "replay " << replay;
+    ASSERT_EQ(cudaStreamSynchronize(native), cudaSuccess) << "replay " << replay;
+    ASSERT_EQ(floats(captured), eager) << "replay " << replay;
+  }
+  captured = Array();  // frees the last launch's allocations
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(native), cudaSuccess);
+}
 }  // namespace
 }  // namespace kreg
