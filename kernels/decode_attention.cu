@@ -184,10 +184,22 @@ __global__ void __launch_bounds__(decode::kThreads)
   unsigned char* ring = smem + warp * kWarpBytes;
   const unsigned ring_at = shared_address(ring);
 
+  // Pass p of a tile's copies: this lane's chunk of K and of V for the tile's row
+  // copy_row + p * kRowsPerPass, from `row_at` elements past the head's first (zeros if not
+  // valid) into the stage at byte `stage` of the ring.
+  const auto copy_pass = [&](unsigned stage, int p, unsigned long long row_at, bool valid) {
+    const unsigned offset = stage + tile_offset(copy_row + p * kRowsPerPass, copy_chunk);
+    copy_row_chunk(ring_at + offset, reinterpret_cast<T*>(ring + offset), k_head + row_at, valid,
+                   vector);
+    copy_row_chunk(ring_at + offset + kTileBytes, reinterpret_cast<T*>(ring + offset + kTileBytes),
+                   v_head + row_at, valid, vector);
+  };
+
   // Tile i of this warp into stage i % kStages, as one group of copies (an empty group past
   // the last tile, so that the waits below count alike). `page_known` is the tile's page
   // where whole_tiles holds and the caller has read it already, else negative.
   const auto issue = [&](int i, int page_known) {
+    const unsigned stage = (i % kStages) * kStageBytes;
     if (i < mine && whole_tiles) {
       const int tile_row = begin + (static_cast<int>(warp) + i * kWarps) * kTile;
       const int page =
@@ -195,39 +207,25 @@ __global__ void __launch_bounds__(decode::kThreads)
       const unsigned in_page = static_cast<unsigned>(tile_row) % page_size + copy_row;
       const unsigned long long at =
           (static_cast<unsigned long long>(page) * page_size + in_page) * row_stride;
-      const unsigned stage = (i % kStages) * kStageBytes;
 #pragma unroll
       for (int p = 0; p < kPasses; ++p) {
         const bool valid = tile_row + static_cast<int>(copy_row) + p * kRowsPerPass < end;
-        const unsigned long long row_at = valid ? at + p * kRowsPerPass * row_stride : 0;
-        const unsigned offset = stage + tile_offset(copy_row + p * kRowsPerPass, copy_chunk);
-        copy_row_chunk(ring_at + offset, reinterpret_cast<T*>(ring + offset), k_head + row_at,
-                       valid, vector);
-        copy_row_chunk(ring_at + offset + kTileBytes,
-                       reinterpret_cast<T*>(ring + offset + kTileBytes), v_head + row_at, valid,
-                       vector);
+        copy_pass(stage, p, valid ? at + p * kRowsPerPass * row_stride : 0, valid);
       }
     } else if (i < mine) {
       const int first =
           begin + (static_cast<int>(warp) + i * kWarps) * kTile + static_cast<int>(copy_row);
       unsigned entry = static_cast<unsigned>(first) / page_size;
       unsigned in_page = static_cast<unsigned>(first) - entry * page_size;
-      const unsigned stage = (i % kStages) * kStageBytes;
 #pragma unroll
       for (int p = 0; p < kPasses; ++p) {
         const bool valid = first + p * kRowsPerPass < end;
-        const T* k_src = k_head;
-        const T* v_src = v_head;
+        unsigned long long at = 0;
         if (valid) {
           const auto page = static_cast<unsigned long long>(table[entry]);
-          const unsigned long long at = (page * page_size + in_page) * row_stride;
-          k_src += at;
-          v_src += at;
+          at = (page * page_size + in_page) * row_stride;
         }
-        const unsigned offset = stage + tile_offset(copy_row + p * kRowsPerPass, copy_chunk);
-        copy_row_chunk(ring_at + offset, reinterpret_cast<T*>(ring + offset), k_src, valid, vector);
-        copy_row_chunk(ring_at + offset + kTileBytes,
-                       reinterpret_cast<T*>(ring + offset + kTileBytes), v_src, valid, vector);
+        copy_pass(stage, p, at, valid);
         in_page += kRowsPerPass;
         while (in_page >= page_size) {
           in_page -= page_size;
