@@ -61,8 +61,12 @@ def main():
     rel_h, same_h = hf_models.distances(theirs, truth)
     limit = max(3e-2, 1.5 * max(rel_h))
     ok = max(rel_k) <= limit and sum(same_k) >= sum(same_h) - 1
+    # A dump of 4- or 8-bit weights holds them dequantized: the weights kreg's products used.
+    bits = index.get("bits", 16)
     print("%s, %d steps (prefill + %d decode), against transformers %s in float32:" % (
         c["model"], len(ours), len(steps), __import__("transformers").__version__))
+    if bits != 16:
+        print("  (linear weights %d-bit in kreg, dequantized for transformers)" % bits)
     print("  kreg bfloat16:         worst relative L2 %.3e (median %.3e), same top token in %d" % (
         max(rel_k), statistics.median(rel_k), sum(same_k)))
     print("  transformers bfloat16: worst relative L2 %.3e (median %.3e), same top token in %d" % (

@@ -40,7 +40,24 @@ Array linear(const Array& x, const Array& w, const ops::MatmulOptions& options =
   return ops::matmul(x, w.transpose(), options);
 }
 
+// A quantized weight's product has no epilogue of its own: what matmul's would add follows as
+// an op (rounded once more, to bfloat16, between the two).
+Array linear(const Array& x, const Linear& w, const ops::MatmulOptions& options = {}) {
+  if (!w.quantized) return linear(x, w.dense, options);
+  Array y = ops::quantized_matmul(x, *w.quantized);
+  switch (options.epilogue) {
+    case ops::Epilogue::None: return y;
+    case ops::Epilogue::Residual: return ops::add(y, *options.other);
+    case ops::Epilogue::SiluGate: return ops::swiglu(y, *options.other);
+    default: throw std::logic_error("the decoder uses no other epilogue");
+  }
+}
+
 }  // namespace
+
+Array Linear::weight() const {
+  return quantized ? ops::dequantize(*quantized) : dense;
+}
 
 Config Config::llama() {
   Config c;
@@ -64,6 +81,9 @@ Decoder::Decoder(Config config, std::uint32_t seed) : config_(std::move(config))
   const std::int64_t h = c.hidden;
   const std::int64_t q_dim = std::int64_t{c.heads} * c.head_dim;
   const std::int64_t kv_dim = std::int64_t{c.kv_heads} * c.head_dim;
+  if (c.bits != 4 && c.bits != 8 && c.bits != 16) {
+    throw std::invalid_argument("bits is 4, 8 or 16, not " + std::to_string(c.bits));
+  }
   std::uint32_t next = seed * 1000U;
   // Weights scaled by 1 / sqrt(fan-in), norms near 1, so activations stay near unit size.
   const auto weight = [&](kreg::Shape shape, std::int64_t fan_in) {
@@ -74,10 +94,10 @@ Decoder::Decoder(Config config, std::uint32_t seed) : config_(std::move(config))
   for (int l = 0; l < c.layers; ++l) {
     Layer layer;
     layer.input_norm = norm(h);
-    layer.wq = weight({q_dim, h}, h);
-    layer.wk = weight({kv_dim, h}, h);
-    layer.wv = weight({kv_dim, h}, h);
-    layer.wo = weight({h, q_dim}, q_dim);
+    layer.wq.dense = weight({q_dim, h}, h);
+    layer.wk.dense = weight({kv_dim, h}, h);
+    layer.wv.dense = weight({kv_dim, h}, h);
+    layer.wo.dense = weight({h, q_dim}, q_dim);
     layer.post_norm = norm(h);
     if (c.qk_norm) {
       layer.q_norm = norm(c.head_dim);
@@ -91,14 +111,14 @@ Decoder::Decoder(Config config, std::uint32_t seed) : config_(std::move(config))
       layer.experts = {weight({c.experts, c.moe_ffn, h}, h), weight({c.experts, c.moe_ffn, h}, h),
                        weight({c.experts, h, c.moe_ffn}, c.moe_ffn)};
     } else {
-      layer.gate = weight({c.ffn, h}, h);
-      layer.up = weight({c.ffn, h}, h);
-      layer.down = weight({h, c.ffn}, c.ffn);
+      layer.gate.dense = weight({c.ffn, h}, h);
+      layer.up.dense = weight({c.ffn, h}, h);
+      layer.down.dense = weight({h, c.ffn}, c.ffn);
     }
     layers_.push_back(std::move(layer));
   }
   final_norm_ = norm(h);
-  lm_head_ = weight({c.vocab, h}, h);
+  lm_head_.dense = weight({c.vocab, h}, h);
 
   const std::int64_t pages = (c.max_tokens + c.page_size - 1) / c.page_size;
   for (int l = 0; l < c.layers; ++l) {
@@ -117,7 +137,27 @@ void Decoder::load() {
   all.insert(all.end(), v_cache_.begin(), v_cache_.end());
   all.push_back(block_table_);
   kreg::eval(all);
+  if (config_.bits != 16) {
+    all.clear();
+    for (Linear* l : linears()) {
+      if (l->quantized) continue;  // loaded before
+      l->quantized = ops::quantize(l->dense, 64, config_.bits);
+      l->dense = Array();
+      all.insert(all.end(), {l->quantized->weight, l->quantized->scales, l->quantized->biases});
+    }
+    kreg::eval(all);
+  }
   kreg::current_stream().synchronize();
+}
+
+std::vector<Linear*> Decoder::linears() {
+  std::vector<Linear*> out;
+  for (Layer& w : layers_) {
+    out.insert(out.end(), {&w.wq, &w.wk, &w.wv, &w.wo});
+    if (config_.experts == 0) out.insert(out.end(), {&w.gate, &w.up, &w.down});
+  }
+  out.push_back(&lm_head_);
+  return out;
 }
 
 std::vector<std::pair<std::string, Array>> Decoder::named_weights() const {
@@ -126,10 +166,10 @@ std::vector<std::pair<std::string, Array>> Decoder::named_weights() const {
     const Layer& w = layers_[l];
     const std::string p = "model.layers." + std::to_string(l) + ".";
     out.emplace_back(p + "input_layernorm.weight", w.input_norm);
-    out.emplace_back(p + "self_attn.q_proj.weight", w.wq);
-    out.emplace_back(p + "self_attn.k_proj.weight", w.wk);
-    out.emplace_back(p + "self_attn.v_proj.weight", w.wv);
-    out.emplace_back(p + "self_attn.o_proj.weight", w.wo);
+    out.emplace_back(p + "self_attn.q_proj.weight", w.wq.weight());
+    out.emplace_back(p + "self_attn.k_proj.weight", w.wk.weight());
+    out.emplace_back(p + "self_attn.v_proj.weight", w.wv.weight());
+    out.emplace_back(p + "self_attn.o_proj.weight", w.wo.weight());
     if (config_.qk_norm) {
       out.emplace_back(p + "self_attn.q_norm.weight", w.q_norm);
       out.emplace_back(p + "self_attn.k_norm.weight", w.k_norm);
@@ -141,13 +181,13 @@ std::vector<std::pair<std::string, Array>> Decoder::named_weights() const {
       out.emplace_back(p + "mlp.experts.up", w.experts.up);
       out.emplace_back(p + "mlp.experts.down", w.experts.down);
     } else {
-      out.emplace_back(p + "mlp.gate_proj.weight", w.gate);
-      out.emplace_back(p + "mlp.up_proj.weight", w.up);
-      out.emplace_back(p + "mlp.down_proj.weight", w.down);
+      out.emplace_back(p + "mlp.gate_proj.weight", w.gate.weight());
+      out.emplace_back(p + "mlp.up_proj.weight", w.up.weight());
+      out.emplace_back(p + "mlp.down_proj.weight", w.down.weight());
     }
   }
   out.emplace_back("model.norm.weight", final_norm_);
-  out.emplace_back("lm_head.weight", lm_head_);
+  out.emplace_back("lm_head.weight", lm_head_.weight());
   return out;
 }
 

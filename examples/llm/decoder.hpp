@@ -1,12 +1,13 @@
 #pragma once
 // A small decoder-only transformer built from kreg's ops alone: a Llama-style dense model, or a
 // Qwen3-MoE-style one (per-head q/k RMS norms, a 64-expert top-8 SwiGLU mixture in place of
-// the MLP). bfloat16 weights made on the GPU from a seed; prefill and decode of one sequence
-// against a paged KV cache.
+// the MLP). bfloat16 weights made on the GPU from a seed, the linear layers' optionally
+// quantized to 4 or 8 bits at load; prefill and decode of one sequence against a paged KV cache.
 
 #include <kreg/kreg.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,15 +31,30 @@ struct Config {
   float eps = 1e-6F;
   int page_size = 64;
   int max_tokens = 1024;
+  // 16: bfloat16 linear weights. 4 or 8: the attention projections, the dense MLP and the LM
+  // head in MLX's affine format (groups of 64), quantized at load; the embedding, norms,
+  // router and experts stay bfloat16.
+  int bits = 16;
 
   static Config llama();
   static Config qwen3_moe();
 };
 
+// A linear layer's weight [out, in]: bfloat16, or quantized (then `dense` is empty).
+struct Linear {
+  kreg::Array dense;
+  std::optional<kreg::ops::QuantizedWeight> quantized;
+
+  // The bfloat16 [out, in] matrix it stands for: the quantized one dequantized, exactly the
+  // weights the quantized products use.
+  kreg::Array weight() const;
+};
+
 struct Layer {
-  kreg::Array input_norm, wq, wk, wv, wo, post_norm;
+  kreg::Array input_norm, post_norm;
+  Linear wq, wk, wv, wo;
   kreg::Array q_norm, k_norm;     // qk_norm only
-  kreg::Array gate, up, down;     // the dense MLP
+  Linear gate, up, down;          // the dense MLP
   kreg::Array router;             // [experts, hidden]
   kreg::ops::MoeExperts experts;  // [experts, moe_ffn, hidden] x2, [experts, hidden, moe_ffn]
 };
@@ -48,7 +64,8 @@ class Decoder {
   // Weights made on the GPU from `seed` (queued; evaluated by `load`).
   Decoder(Config config, std::uint32_t seed);
 
-  // Evaluates the weights and the KV cache, and waits for them.
+  // Evaluates the weights and the KV cache (quantizing the linear weights where
+  // config.bits asks), and waits for them.
   void load();
 
   const Config& config() const { return config_; }
@@ -63,7 +80,7 @@ class Decoder {
   int position() const { return position_; }
 
   // Every weight by its name in transformers' checkpoints (the experts stacked, as
-  // "mlp.experts.{gate,up,down}").
+  // "mlp.experts.{gate,up,down}"), bfloat16; quantized ones dequantized.
   std::vector<std::pair<std::string, kreg::Array>> named_weights() const;
 
  private:
@@ -75,7 +92,11 @@ class Decoder {
 
   Config config_;
   std::vector<Layer> layers_;
-  kreg::Array embed_, final_norm_, lm_head_;
+  // Every linear weight, in a fixed order.
+  std::vector<Linear*> linears();
+
+  kreg::Array embed_, final_norm_;
+  Linear lm_head_;
   std::vector<kreg::Array> k_cache_, v_cache_;  // per layer, [pages, page_size, kv_heads, d]
   kreg::Array block_table_;                     // int32 [1, pages]: page i is page i
   int position_ = 0;

@@ -4,7 +4,11 @@
 // tokens and logits for examples/llm/check_transformers.py to compare with transformers.
 //
 //   example_llm [--model llama|qwen3_moe] [--prompt N] [--decode N] [--runs N] [--seed S]
-//               [--manifest FILE] [--dump DIR]
+//               [--bits 4|8|16] [--manifest FILE] [--dump DIR]
+//
+// --bits 4 or 8: the linear layers' weights (attention, dense MLP, LM head) quantized at load
+// into MLX's affine format, their products on `quantized_matmul`; --dump then writes them
+// dequantized, the weights those products use.
 //
 // --manifest FILE: if FILE exists, prewarm what it lists (in parallel, from the caches) while
 // the weights are made, as an engine does in its model-load window; if not, write it after the
@@ -45,6 +49,7 @@ struct Options {
   int decode = 32;
   int runs = 10;
   unsigned seed = 1;
+  int bits = 16;
   std::string manifest;
   std::string dump;
 };
@@ -65,6 +70,8 @@ Options parse(int argc, char** argv) {
       o.runs = std::stoi(value);
     } else if (arg == "--seed") {
       o.seed = static_cast<unsigned>(std::stoul(value));
+    } else if (arg == "--bits") {
+      o.bits = std::stoi(value);
     } else if (arg == "--manifest") {
       o.manifest = value;
     } else if (arg == "--dump") {
@@ -76,6 +83,8 @@ Options parse(int argc, char** argv) {
   if (o.model != "llama" && o.model != "qwen3_moe") {
     throw std::invalid_argument("--model is llama or qwen3_moe");
   }
+  if (o.bits != 4 && o.bits != 8 && o.bits != 16)
+    throw std::invalid_argument("--bits is 4, 8 or 16");
   return o;
 }
 
@@ -97,7 +106,8 @@ void dump(const std::filesystem::path& dir, const llm::Decoder& model,
           const std::vector<float>& logits) {
   std::filesystem::create_directories(dir);
   const llm::Config& c = model.config();
-  std::string index = "{\n  \"model\": \"" + c.name + "\",\n  \"config\": {";
+  std::string index = "{\n  \"model\": \"" + c.name + "\",\n  \"bits\": " + std::to_string(c.bits) +
+                      ",\n  \"config\": {";
   index += "\"vocab\": " + std::to_string(c.vocab) + ", \"hidden\": " + std::to_string(c.hidden) +
            ", \"layers\": " + std::to_string(c.layers) + ", \"heads\": " + std::to_string(c.heads) +
            ", \"kv_heads\": " + std::to_string(c.kv_heads) +
@@ -136,6 +146,7 @@ int main(int argc, char** argv) {
     const auto process_start = Clock::now();
     llm::Config config = o.model == "llama" ? llm::Config::llama() : llm::Config::qwen3_moe();
     config.max_tokens = std::max(config.max_tokens, o.prompt + o.decode);
+    config.bits = o.bits;
     kreg::Registry& reg = kreg::device_registry(0);
     const bool prewarming = !o.manifest.empty() && std::filesystem::exists(o.manifest);
 
@@ -190,8 +201,12 @@ int main(int argc, char** argv) {
 
     const double decode_ms =
         step_ms.size() > 1 ? median(std::vector<double>(step_ms.begin() + 1, step_ms.end())) : 0.0;
-    std::printf("%s: %d layers, hidden %d, %d-token prefill, %d decode steps\n",
-                config.name.c_str(), config.layers, config.hidden, o.prompt, o.decode);
+    std::printf("%s: %d layers, hidden %d, %s linear weights, %d-token prefill, %d decode steps\n",
+                config.name.c_str(), config.layers, config.hidden,
+                config.bits == 16  ? "bfloat16"
+                : config.bits == 8 ? "8-bit"
+                                   : "4-bit",
+                o.prompt, o.decode);
     std::printf("  process start to weights ready  %9.1f ms (prewarm of %zu kernels: %.1f ms)\n",
                 ms_since(process_start) - ms_since(load_start) + load_ms, prewarmed, prewarm_ms);
     std::printf("  first prefill                   %9.2f ms (%llu compiles, %llu loads in it)\n",

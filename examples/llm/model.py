@@ -5,7 +5,12 @@ decode steps against a paged KV cache, timed; with --manifest, the kernels a man
 prewarmed first (and the manifest written after a run that found none).
 
     python3 examples/llm/model.py [--model llama|qwen3_moe] [--prompt N] [--decode N]
-                                  [--runs N] [--manifest FILE]
+                                  [--runs N] [--bits 4|8|16] [--manifest FILE] [--first-ops]
+
+--bits 4 or 8: the linear layers' weights (attention, dense MLP, LM head) quantized into MLX's
+affine format with kreg.ops.quantize, their products on kreg.ops.quantized_matmul; transformers
+gets the same weights dequantized. --first-ops: the first and a warm prefill again, op by op,
+each op waited for, listing the ops whose first call took longest beside their warm one.
 
 Exit status 0 when kreg's logits are as close to transformers in float32 as transformers in
 bfloat16 is (see check_transformers.py).
@@ -26,12 +31,64 @@ import hf_models
 ops = kreg.ops
 
 
-class Decoder:
-    """The model of decoder.cpp, on the weights of a transformers model."""
+class OpTimer:
+    """Stands for kreg.ops, waiting for the GPU before and after each call and keeping the
+    op's name and wall time (ms), so that a first prefill's cost can be put on its ops."""
 
-    def __init__(self, hf, c, max_tokens):
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = []
+
+    def __getattr__(self, name):
+        op = getattr(self.inner, name)
+
+        def timed(*args, **kwargs):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            out = op(*args, **kwargs)
+            torch.cuda.synchronize()
+            self.calls.append((name, (time.perf_counter() - start) * 1e3))
+            return out
+        return timed
+
+
+def op_by_op(first, warm, first_total, warm_total, shown=8):
+    """The calls whose first run took longest beside the same call of a warm one."""
+    names = [n for n, _ in first]
+    if names != [n for n, _ in warm]:
+        return "  the first and the warm prefill called different ops: no comparison"
+    extra = sorted(((f - w, i, n, f, w) for i, ((n, f), (_, w)) in
+                    enumerate(zip(first, warm))), reverse=True)
+    lines = ["  op by op (each op waited for): first prefill %.2f ms, warm %.2f ms; %d calls "
+             "%.2f / %.2f ms, outside kreg.ops %.2f / %.2f ms" % (
+                 first_total, warm_total, len(first), sum(f for _, f in first),
+                 sum(w for _, w in warm), first_total - sum(f for _, f in first),
+                 warm_total - sum(w for _, w in warm))]
+    for d, i, n, f, w in extra[:shown]:
+        lines.append("    call %3d %-18s first %7.3f ms, warm %7.3f ms (%+.3f)" % (i, n, f, w, d))
+    return "\n".join(lines)
+
+
+# The linear weights --bits quantizes, as transformers names them within a layer.
+QUANTIZED = ("self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+             "self_attn.o_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+             "mlp.down_proj.weight")
+
+
+class Decoder:
+    """The model of decoder.cpp, on the weights of a transformers model. With bits 4 or 8 the
+    linear weights are quantized, and transformers' copies replaced by the dequantized ones."""
+
+    def __init__(self, hf, c, max_tokens, bits=16):
         p = {k: v.detach() for k, v in hf.named_parameters()}
         self.c = c
+        self.bits = bits
+        if bits != 16:
+            for name, w in p.items():
+                if name == "lm_head.weight" or name.split(".", 3)[-1] in QUANTIZED:
+                    q = tuple(ops.quantize(w, 64, bits))
+                    w.copy_(ops.dequantize(*q, 64, bits))
+                    p[name] = q
         self.embed = p["model.embed_tokens.weight"]
         self.final_norm = p["model.norm.weight"]
         self.lm_head = p["lm_head.weight"]
@@ -60,13 +117,26 @@ class Decoder:
         self.block_table = torch.arange(pages, dtype=torch.int32, device="cuda").reshape(1, pages)
         self.position = 0
 
+    def linear(self, x, w, epilogue="none", other=None):
+        """x @ w.T, then the epilogue; a quantized w's product has none of its own, so what
+        matmul's would add follows as an op."""
+        if not isinstance(w, tuple):
+            return ops.matmul(x, w.t(), epilogue=epilogue, other=other)
+        y = ops.quantized_matmul(x, *w, group_size=64, bits=self.bits)
+        if epilogue == "residual":
+            return ops.add(y, other)
+        if epilogue == "silu_gate":
+            return ops.swiglu(y, other)
+        assert epilogue == "none", epilogue
+        return y
+
     def layer(self, i, x, positions, decoding):
         c, w, tokens = self.c, self.layers[i], x.shape[0]
         heads, kv, d = c["heads"], c["kv_heads"], c["head_dim"]
         n = ops.rms_norm(x, w["input_norm"], c["eps"])
-        q = ops.matmul(n, w["wq"].t()).view(tokens, heads, d)
-        k = ops.matmul(n, w["wk"].t()).view(tokens, kv, d)
-        v = ops.matmul(n, w["wv"].t()).view(tokens, kv, d)
+        q = self.linear(n, w["wq"]).view(tokens, heads, d)
+        k = self.linear(n, w["wk"]).view(tokens, kv, d)
+        v = self.linear(n, w["wv"]).view(tokens, kv, d)
         if "q_norm" in w:
             q, k = ops.rms_norm(q, w["q_norm"], c["eps"]), ops.rms_norm(k, w["k_norm"], c["eps"])
         q = ops.rope(q, positions, c["rope_theta"], True)
@@ -80,17 +150,17 @@ class Decoder:
             k = ops.rope(k, positions, c["rope_theta"], True)
             ops.kv_append(self.k_cache[i], self.v_cache[i], k, v, positions)
             o = ops.attention(q[None], k[None], v[None], causal=True)
-        h = ops.matmul(o.reshape(tokens, heads * d), w["wo"].t(), epilogue="residual", other=x)
+        h = self.linear(o.reshape(tokens, heads * d), w["wo"], "residual", x)
         n2 = ops.rms_norm(h, w["post_norm"], c["eps"])
         if "experts" in w:
             logits = ops.matmul(n2, w["router"].t())
             return ops.add(h, ops.moe(n2, logits, *w["experts"], top_k=c["top_k"]))
-        up = ops.matmul(n2, w["up"].t())
-        act = ops.matmul(n2, w["gate"].t(), epilogue="silu_gate", other=up)
-        return ops.matmul(act, w["down"].t(), epilogue="residual", other=h)
+        up = self.linear(n2, w["up"])
+        act = self.linear(n2, w["gate"], "silu_gate", up)
+        return self.linear(act, w["down"], "residual", h)
 
     def logits(self, x):
-        return ops.matmul(ops.rms_norm(x, self.final_norm, self.c["eps"]), self.lm_head.t())
+        return self.linear(ops.rms_norm(x, self.final_norm, self.c["eps"]), self.lm_head)
 
     def prefill(self, ids):
         positions = torch.arange(len(ids), dtype=torch.int32, device="cuda")
@@ -116,7 +186,9 @@ def main():
     parser.add_argument("--decode", type=int, default=32)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bits", type=int, default=16, choices=[4, 8, 16])
     parser.add_argument("--manifest")
+    parser.add_argument("--first-ops", action="store_true")
     args = parser.parse_args()
     c = hf_models.LLAMA if args.model == "llama" else hf_models.QWEN3_MOE
     prewarmed = 0
@@ -139,7 +211,7 @@ def main():
             for name, p in hf.named_parameters():
                 if name.endswith("mlp.gate.weight"):
                     p.mul_(want / p.float().std().item())
-    model = Decoder(hf, c, args.prompt + args.decode)
+    model = Decoder(hf, c, args.prompt + args.decode, args.bits)
     g = torch.Generator().manual_seed(args.seed)
     prompt = torch.randint(0, c["vocab"], (args.prompt,), generator=g).tolist()
     steps = torch.randint(0, c["vocab"], (args.decode,), generator=g).tolist()
@@ -150,7 +222,17 @@ def main():
         torch.cuda.synchronize()
         return out, (time.perf_counter() - t) * 1e3
 
-    _, first = timed(lambda: model.prefill(prompt))
+    global ops
+    breakdown = None
+    if args.first_ops:
+        ops = OpTimer(kreg.ops)
+        _, first = timed(lambda: model.prefill(prompt))
+        first_calls, ops.calls = ops.calls, []
+        _, again = timed(lambda: model.prefill(prompt))
+        breakdown = op_by_op(first_calls, ops.calls, first, again)
+        ops = kreg.ops
+    else:
+        _, first = timed(lambda: model.prefill(prompt))
     warm = [timed(lambda: model.prefill(prompt))[1] for _ in range(args.runs)]
     ours = [model.prefill(prompt)[0].double().cpu().numpy()]
     step_ms = []
@@ -168,8 +250,9 @@ def main():
     limit = max(3e-2, 1.5 * max(rel_h))
     ok = max(rel_k) <= limit and sum(same_k) >= sum(same_h) - 1
     decode_ms = statistics.median(step_ms[1:] or step_ms)
-    print("%s from Python (kreg.ops on torch tensors): %d-token prefill, %d decode steps" % (
-        c["model"], args.prompt, args.decode))
+    print("%s from Python (kreg.ops on torch tensors): %s linear weights, %d-token prefill, "
+          "%d decode steps" % (c["model"], "bfloat16" if args.bits == 16 else
+                               "%d-bit" % args.bits, args.prompt, args.decode))
     print("  prewarm of %d kernels %.1f ms; first prefill %.2f ms, warm median %.2f ms "
           "(%.2fx); decode step median %.2f ms (%.0f tokens/s)" % (
               prewarmed, prewarm_ms, first, statistics.median(warm),
@@ -178,6 +261,9 @@ def main():
           "of %d; transformers bfloat16 %.3e, %d: %s" % (
               max(rel_k), sum(same_k), len(ours), max(rel_h), sum(same_h),
               "within bfloat16 tolerance" if ok else "NOT within tolerance"))
+    if breakdown:
+        print("  (the first prefill above was taken op by op)")
+        print(breakdown)
     return 0 if ok else 1
 
 
