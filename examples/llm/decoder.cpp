@@ -1,8 +1,12 @@
 #include "decoder.hpp"
 
+#include <cuda_runtime.h>
+
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace llm {
 namespace {
@@ -34,6 +38,12 @@ Array uniform(kreg::Shape shape, std::uint32_t seed, float scale, float offset =
 
 Array ints(const std::vector<int>& values) {
   return Array::from_data(values, {static_cast<std::int64_t>(values.size())});
+}
+
+void check(cudaError_t result, const char* what) {
+  if (result != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(result));
+  }
 }
 
 Array linear(const Array& x, const Array& w, const ops::MatmulOptions& options = {}) {
@@ -191,7 +201,9 @@ std::vector<std::pair<std::string, Array>> Decoder::named_weights() const {
   return out;
 }
 
-Array Decoder::layer(int index, const Array& x, const Array& positions, int tokens, bool decoding) {
+Array Decoder::layer(int index, const Array& x, const Array& positions, int tokens,
+                     const std::optional<Array>& seq_lens) {
+  const bool decoding = seq_lens.has_value();
   const Config& c = config_;
   const Layer& w = layers_[static_cast<std::size_t>(index)];
   const Array n = ops::rms_norm(x, w.input_norm, c.eps);
@@ -211,8 +223,7 @@ Array Decoder::layer(int index, const Array& x, const Array& positions, int toke
     append.rope_base = c.rope_theta;
     append.rope_neox = true;
     ops::kv_append(k_cache_[index], v_cache_[index], k, v, positions, append);
-    o = ops::decode_attention(q, k_cache_[index], v_cache_[index], block_table_,
-                              ints({position_ + 1}));
+    o = ops::decode_attention(q, k_cache_[index], v_cache_[index], block_table_, *seq_lens);
   } else {
     k = ops::rope(k, positions, c.rope_theta, /*neox=*/true);
     ops::kv_append(k_cache_[index], v_cache_[index], k, v, positions);
@@ -252,18 +263,98 @@ Array Decoder::prefill(const std::vector<int>& ids, bool every_position) {
   std::iota(at.begin(), at.end(), 0);
   const Array positions = ints(at);  // and the cache slots: page i is page i
   Array x = ops::embedding(embed_, ints(ids));
-  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, tokens, false);
+  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, tokens, std::nullopt);
   position_ = tokens;
   return logits(every_position ? x : x.slice(0, tokens - 1, tokens));
 }
 
+Array Decoder::decode_step(const Array& id, const Array& positions, const Array& seq_lens) {
+  Array x = ops::embedding(embed_, id);
+  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, 1, seq_lens);
+  return logits(x);
+}
+
 Array Decoder::decode(int id) {
   if (position_ >= config_.max_tokens) throw std::invalid_argument("the KV cache is full");
-  const Array positions = ints({position_});
-  Array x = ops::embedding(embed_, ints({id}));
-  for (int l = 0; l < config_.layers; ++l) x = layer(l, x, positions, 1, true);
+  Array out = decode_step(ints({id}), ints({position_}), ints({position_ + 1}));
   ++position_;
-  return logits(x);
+  return out;
+}
+
+struct Decoder::StepGraph {
+  Array id, position, seq_len;  // int32 [1] each, on the GPU: what a replay reads
+  Array logits;                 // the graph's output
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+
+  StepGraph() = default;
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  ~StepGraph() {
+    logits = Array();  // the last launch's allocation, freed before its graph goes
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+
+  // Captures `step` on `stream` and instantiates it.
+  void capture(cudaStream_t stream, const std::function<Array()>& step) {
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+    try {
+      logits = step();
+      logits.eval();
+    } catch (...) {
+      cudaGraph_t broken = nullptr;
+      if (cudaStreamEndCapture(stream, &broken) == cudaSuccess && broken != nullptr) {
+        cudaGraphDestroy(broken);
+      }
+      throw;
+    }
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    // The logits are the graph's allocation: each launch frees the last one's and makes them
+    // again, at the same address.
+    check(cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch),
+          "cudaGraphInstantiateWithFlags");
+  }
+};
+
+Array Decoder::decode_replayed(int id) {
+  if (position_ >= config_.max_tokens) throw std::invalid_argument("the KV cache is full");
+  const kreg::Stream stream = kreg::current_stream();
+  auto* native = static_cast<cudaStream_t>(stream.native().native);
+  if (native == nullptr) {
+    throw std::logic_error(
+        "decode_replayed needs a stream of the program's own (a StreamScope), not the legacy "
+        "default stream");
+  }
+  const int values[3] = {id, position_, position_ + 1};
+  if (!step_graph_) {
+    // Eagerly first, on inputs that stay: every kernel becomes ready and the inputs reach the
+    // GPU on this stream. The capture waits for the next call, so that a launch follows it.
+    step_graph_ = std::make_shared<StepGraph>();
+    StepGraph& g = *step_graph_;
+    g.id = ints({values[0]});
+    g.position = ints({values[1]});
+    g.seq_len = ints({values[2]});
+    Array eager = decode_step(g.id, g.position, g.seq_len);
+    eager.eval();
+    ++position_;
+    return eager;
+  }
+  StepGraph& g = *step_graph_;
+  // Ordered before the replay on the stream (from pageable memory: each copy is staged before
+  // the call returns, so `values` may go).
+  for (const auto& [to, from] :
+       {std::pair{&g.id, &values[0]}, {&g.position, &values[1]}, {&g.seq_len, &values[2]}}) {
+    check(cudaMemcpyAsync(to->data(), from, sizeof(int), cudaMemcpyHostToDevice, native),
+          "cudaMemcpyAsync");
+  }
+  if (g.exec == nullptr) {
+    g.capture(native, [&] { return decode_step(g.id, g.position, g.seq_len); });
+  }
+  check(cudaGraphLaunch(g.exec, native), "cudaGraphLaunch");
+  ++position_;
+  return g.logits;
 }
 
 }  // namespace llm

@@ -7,6 +7,7 @@
 #include <kreg/kreg.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -77,6 +78,15 @@ class Decoder {
   // One decode step: the token at the next position. Returns its logits [1, vocab].
   kreg::Array decode(int id);
 
+  // The same step replayed from a CUDA graph of it, captured at the first call (which runs
+  // the step eagerly first, so that every kernel is ready): a step's ~60 launches become one.
+  // The step's token and positions are read from device arrays, written before each replay.
+  // The logits returned are the graph's and hold until the next call: read them before it.
+  // The model must have been made, loaded and prefilled on the current StreamScope's stream,
+  // a stream of the program's own: a capture cannot take the legacy default stream, nor read
+  // arrays another stream made.
+  kreg::Array decode_replayed(int id);
+
   int position() const { return position_; }
 
   // Every weight by its name in transformers' checkpoints (the experts stacked, as
@@ -86,9 +96,14 @@ class Decoder {
  private:
   // One layer over `x` [tokens, hidden] at `positions` (int32 [tokens]); decode reads the
   // cache, prefill attends over its own tokens. Returns the new residual stream.
+  // With `seq_lens` (int32 [1]) the layer decodes one token against the cache.
   kreg::Array layer(int index, const kreg::Array& x, const kreg::Array& positions, int tokens,
-                    bool decoding);
+                    const std::optional<kreg::Array>& seq_lens);
   kreg::Array logits(const kreg::Array& x);
+  // A decode step of token `id` (int32 [1]) at `positions` (int32 [1]), the sequence then
+  // `seq_lens` (int32 [1]) long.
+  kreg::Array decode_step(const kreg::Array& id, const kreg::Array& positions,
+                          const kreg::Array& seq_lens);
 
   Config config_;
   std::vector<Layer> layers_;
@@ -100,6 +115,10 @@ class Decoder {
   std::vector<kreg::Array> k_cache_, v_cache_;  // per layer, [pages, page_size, kv_heads, d]
   kreg::Array block_table_;                     // int32 [1, pages]: page i is page i
   int position_ = 0;
+
+  // decode_replayed's graph and what it reads and writes.
+  struct StepGraph;
+  std::shared_ptr<StepGraph> step_graph_;
 };
 
 }  // namespace llm

@@ -4,11 +4,14 @@
 // tokens and logits for examples/llm/check_transformers.py to compare with transformers.
 //
 //   example_llm [--model llama|qwen3_moe] [--prompt N] [--decode N] [--runs N] [--seed S]
-//               [--bits 4|8|16] [--manifest FILE] [--dump DIR]
+//               [--bits 4|8|16] [--graph 0|1] [--manifest FILE] [--dump DIR]
 //
 // --bits 4 or 8: the linear layers' weights (attention, dense MLP, LM head) quantized at load
 // into MLX's affine format, their products on `quantized_matmul`; --dump then writes them
 // dequantized, the weights those products use.
+//
+// --graph 1: decode steps after the first replay a CUDA graph of one step (captured at the
+// second), so that a step's launches cost one graph launch.
 //
 // --manifest FILE: if FILE exists, prewarm what it lists (in parallel, from the caches) while
 // the weights are made, as an engine does in its model-load window; if not, write it after the
@@ -50,6 +53,7 @@ struct Options {
   int runs = 10;
   unsigned seed = 1;
   int bits = 16;
+  bool graph = false;
   std::string manifest;
   std::string dump;
 };
@@ -72,6 +76,9 @@ Options parse(int argc, char** argv) {
       o.seed = static_cast<unsigned>(std::stoul(value));
     } else if (arg == "--bits") {
       o.bits = std::stoi(value);
+    } else if (arg == "--graph") {
+      if (value != "0" && value != "1") throw std::invalid_argument("--graph is 0 or 1");
+      o.graph = value == "1";
     } else if (arg == "--manifest") {
       o.manifest = value;
     } else if (arg == "--dump") {
@@ -148,6 +155,10 @@ int main(int argc, char** argv) {
     config.max_tokens = std::max(config.max_tokens, o.prompt + o.decode);
     config.bits = o.bits;
     kreg::Registry& reg = kreg::device_registry(0);
+    // Everything on a stream of the program's own, which a graph capture can take (not the
+    // legacy default stream) and whose arrays a captured step may read.
+    const kreg::Stream own_stream(0);
+    const kreg::StreamScope scope(own_stream);
     const bool prewarming = !o.manifest.empty() && std::filesystem::exists(o.manifest);
 
     // The model-load window: weights made on the GPU, the manifest's kernels prewarmed.
@@ -190,7 +201,7 @@ int main(int argc, char** argv) {
     std::vector<double> step_ms;
     for (int id : steps) {
       const auto start = Clock::now();
-      const kreg::Array l = model.decode(id);
+      const kreg::Array l = o.graph ? model.decode_replayed(id) : model.decode(id);
       l.eval();
       stream.synchronize();
       step_ms.push_back(ms_since(start));
@@ -216,8 +227,9 @@ int main(int argc, char** argv) {
     std::printf("  warm prefill, median of %d       %9.2f ms (first / warm %.2fx)\n", o.runs,
                 median(warm), first_prefill / median(warm));
     std::printf("  first decode step               %9.2f ms\n", step_ms.empty() ? 0.0 : step_ms[0]);
-    std::printf("  decode step, median             %9.2f ms (%.0f tokens/s)\n", decode_ms,
-                decode_ms > 0 ? 1e3 / decode_ms : 0.0);
+    std::printf("  decode step, median             %9.2f ms (%.0f tokens/s)%s\n", decode_ms,
+                decode_ms > 0 ? 1e3 / decode_ms : 0.0,
+                o.graph ? ", replayed from a CUDA graph from the third step" : "");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "example_llm: %s\n", e.what());
