@@ -18,6 +18,7 @@
 // kreg:specialization 200:b1|300:i256
 // kreg:arch-specific
 #include <kreg/contracts/attention.cuh>
+#include <kreg/device/flash.cuh>
 #include <kreg/device/kernel.cuh>
 #include <kreg/device/mma.cuh>
 #include <kreg/device/vec.cuh>
@@ -104,12 +105,6 @@ __device__ inline void load_tile(T* tile, const T* base, unsigned long long row_
     src += kStep * row_stride;
   }
   copy_async_commit();
-}
-
-__device__ inline float tanh_approx(float x) {
-  float r;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
 }
 
 // A sequence's rows, cut to the rows there are.
@@ -358,34 +353,17 @@ __global__ void __launch_bounds__(flash::kThreads)
       }
     }
 
-    // The online softmax, for the lane's two rows; a row's four lanes share its maximum.
-    unsigned p[kKeySteps][4];
+    // The online softmax, and O rescaled to the rows' new maxima.
+    float rescale[2];
+    flash_softmax_step(s, m_run, l_run, rescale, exp_scale);
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float top = m_run[r];
-#pragma unroll
-      for (int t = 0; t < kKeyTiles; ++t) top = fmaxf(top, fmaxf(s[t][2 * r], s[t][2 * r + 1]));
-      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, 1));
-      top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, 2));
-      // Nothing seen yet: every weight is 2^-inf = 0 against any finite reference.
-      const float ref = top == negative_infinity() ? 0.0f : top;
-      const float rescale = fast_exp2((m_run[r] - ref) * exp_scale);
-      const float offset = -ref * exp_scale;
-      m_run[r] = top;
-      float sum = 0.0f;
-#pragma unroll
-      for (int t = 0; t < kKeyTiles; ++t) {
-        s[t][2 * r] = fast_exp2(fmaf(s[t][2 * r], exp_scale, offset));
-        s[t][2 * r + 1] = fast_exp2(fmaf(s[t][2 * r + 1], exp_scale, offset));
-        sum += s[t][2 * r] + s[t][2 * r + 1];
-      }
-      l_run[r] = fmaf(l_run[r], rescale, sum);
-#pragma unroll
-      for (int t = 0; t < kOutTiles; ++t) {
-        o[t][2 * r] *= rescale;
-        o[t][2 * r + 1] *= rescale;
-      }
+    for (int t = 0; t < kOutTiles; ++t) {
+      o[t][0] *= rescale[0];
+      o[t][1] *= rescale[0];
+      o[t][2] *= rescale[1];
+      o[t][3] *= rescale[1];
     }
+    unsigned p[kKeySteps][4];
 #pragma unroll
     for (int kk = 0; kk < kKeySteps; ++kk) {
       p[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{});
@@ -431,19 +409,5 @@ __global__ void __launch_bounds__(flash::kThreads)
   }
 
   // Each row's sum over its four lanes, then the output; a row that saw no key gives zeros.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float total = l_run[r];
-    total += __shfl_xor_sync(0xffffffffu, total, 1);
-    total += __shfl_xor_sync(0xffffffffu, total, 2);
-    const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-    const int row = row0 + r * 8;
-    if (row >= q_len) continue;
-    T* dst = out_base + row * q_stride + (lane % 4) * 2;
-#pragma unroll
-    for (int t = 0; t < kOutTiles; ++t) {
-      *reinterpret_cast<unsigned*>(dst + t * 8) =
-          pack2(o[t][2 * r] * inverse, o[t][2 * r + 1] * inverse, T{});
-    }
-  }
+  flash_store_rows(out_base, q_stride, row0, q_len, o, l_run);
 }

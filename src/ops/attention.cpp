@@ -137,15 +137,49 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
   if (options.window_left >= 0) constants.bools.emplace_back(c::kWindow, true);
 
   const bool empty = l.total_q == 0 || l.batch == 0;
-  const std::string entry =
-      std::string("attention_") + (q.dtype() == Dtype::Float16 ? "f16" : "bf16");
+  const char* type = q.dtype() == Dtype::Float16 ? "f16" : "bf16";
+  // The shape bucket a tuned choice is kept for.
+  const std::string bucket = "q" + std::to_string(bucket_size(l.total_q)) + "_k" +
+                             std::to_string(bucket_size(l.total_k)) + "_b" +
+                             std::to_string(l.batch) + "_h" + std::to_string(l.q_heads);
+
+  // Hopper, head dim 128, sequences of one length, no mask: the warp-specialized kernel, its
+  // tiles brought by the copy engine (which needs rows on 16 bytes).
+  const std::string arch = empty ? "" : device_registry(current_stream().device()).arch();
+  if (!empty && (arch == "sm_90" || arch == "sm_90a") && cu_q == nullptr && fixed_k > 0 &&
+      mask_kind == c::kMaskNone && l.head_dim == c::kTmaHeadDim && starts_on(q, 8) &&
+      starts_on(k, 8) && starts_on(v, 8)) {
+    const std::string tma_entry = std::string("attention_tma_") + type;
+    constants = choose(device_registry(current_stream().device()),
+                       {tma_entry, constants, {knob(c::kOverlap, 2, 2, {1})}, bucket});
+    const std::int64_t tiles = (fixed_q + c::kTmaRows - 1) / c::kTmaRows;
+    if (l.batch * tiles > std::numeric_limits<int>::max()) invalid(op, "too many query tiles");
+    auto call = std::make_shared<KernelCall>(
+        tma_entry, constants,
+        Dim3{static_cast<unsigned>(l.batch * tiles), static_cast<unsigned>(l.q_heads)},
+        Dim3{c::kTmaThreads});
+    call->shared_bytes(c::kTmaSharedBytes);
+    const auto u = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
+    // [batch, len, heads * head_dim], boxes of 64 columns by a tile's rows.
+    const auto map = [&](const Array& x, std::int64_t heads, std::int64_t len, int rows) {
+      const std::int64_t row = heads * l.head_dim;
+      return KernelCall::TensorMapOf{
+          &x,         true,        u(row), u(len), u(row), 64, static_cast<unsigned>(rows),
+          u(l.batch), u(len * row)};
+    };
+    call->arguments<c::AttentionTma<Element>>(
+        map(q, l.q_heads, fixed_q, c::kTmaRows), map(k, l.kv_heads, fixed_k, c::kTmaKeys),
+        map(v, l.kv_heads, fixed_k, c::kTmaKeys), Out{0}, static_cast<unsigned>(l.kv_heads),
+        static_cast<int>(fixed_q), static_cast<int>(fixed_k), scale, options.soft_cap,
+        options.window_left);
+    return KernelCall::launch(call, {{q.shape(), q.dtype()}})[0];
+  }
+
+  const std::string entry = std::string("attention_") + type;
   // Warps a block: the default 4 (0), or 8 where tuning found them faster for the bucket (at
   // head dim 256 there is no other choice).
   int warps = c::kBlockWarps<128>;
   if (l.head_dim != 256 && !empty) {
-    const std::string bucket = "q" + std::to_string(bucket_size(l.total_q)) + "_k" +
-                               std::to_string(bucket_size(l.total_k)) + "_b" +
-                               std::to_string(l.batch) + "_h" + std::to_string(l.q_heads);
     constants = choose(device_registry(current_stream().device()),
                        {entry, constants, {knob(c::kWarps, 0, 0, {8})}, bucket});
     if (const std::int32_t chosen = int_constant(constants, c::kWarps, 0); chosen != 0) {

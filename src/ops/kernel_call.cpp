@@ -122,6 +122,8 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
           map.row_bytes = m.geometry.row * map.element_bytes;
           map.box_inner = m.geometry.box_inner;
           map.box_outer = m.geometry.box_outer;
+          map.depth = m.geometry.depth;
+          map.slice_bytes = m.geometry.slice * map.element_bytes;
           contracts::TensorMap encoded{};
           cuda::encode_tensor_map(map, &encoded);
           params.add(&encoded, sizeof(encoded), alignof(contracts::TensorMap));

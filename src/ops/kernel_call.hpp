@@ -78,10 +78,10 @@ class KernelCall final : public array::Primitive {
     return p;
   }
 
-  // An argument for a contracts::TensorMap parameter: a 2-D tensor map over an input (as it
-  // is, or a row-major copy, with element (0, 0) at its address), encoded when the call runs,
-  // once that address is known. `row` is in elements; the box is in elements along the
-  // contiguous dimension and in rows.
+  // An argument for a contracts::TensorMap parameter: a 2-D (or, with `depth`, 3-D) tensor map
+  // over an input (as it is, or a row-major copy, with element (0, 0) at its address), encoded
+  // when the call runs, once that address is known. `row` and `slice` are in elements; the box
+  // is in elements along the contiguous dimension, in rows, and one slice deep.
   struct TensorMapOf {
     const Array* input = nullptr;
     bool row_major = false;
@@ -90,6 +90,8 @@ class KernelCall final : public array::Primitive {
     std::uint64_t row = 0;
     unsigned box_inner = 0;
     unsigned box_outer = 0;
+    std::uint64_t depth = 0;  // 3-D: slices of `outer` rows, `slice` elements apart
+    std::uint64_t slice = 0;
   };
 
   // Where and how: the built-in entry, its constants, the geometry.

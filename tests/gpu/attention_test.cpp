@@ -227,6 +227,27 @@ TYPED_TEST(AttentionGpu, LongSequence4099) {
   }
 }
 
+// Sequences of one length at head dim 128 (the copy-engine kernel on Hopper), long enough that
+// the key tiles cycle through their stages several times, with a window and a soft-cap.
+TYPED_TEST(AttentionGpu, ManyKeyTilesWindowAndSoftCap) {
+  for (const int window : {-1, 200}) {
+    for (const bool causal : {false, true}) {
+      Case c;
+      c.q_heads = 4;
+      c.kv_heads = 1;
+      c.q_lens = {520, 520};
+      c.k_lens = {600, 600};
+      c.options.causal = causal;
+      c.options.window_left = window;
+      if (window >= 0) {
+        c.options.scale = 0.3F;
+        c.options.soft_cap = 20.0F;
+      }
+      this->check(c);
+    }
+  }
+}
+
 TYPED_TEST(AttentionGpu, FewerQueriesThanKeysAlignAtTheEnd) {
   for (const bool causal : {false, true}) {
     Case c;

@@ -60,4 +60,14 @@ __device__ inline void tensor_copy_2d(unsigned dst, const void* map, int x, int 
       : "memory");
 }
 
+/// As tensor_copy_2d for a 3-D tensor: the box at (x, y, z).
+__device__ inline void tensor_copy_3d(unsigned dst, const void* map, int x, int y, int z,
+                                      unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
+      "{%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
+
 }  // namespace kreg

@@ -47,12 +47,23 @@ __device__ inline void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-/// Keeps the compiler from moving reads or writes of an accumulator across a wait.
+/// Keeps the compiler from moving reads or writes of an accumulator across a wait, or writes
+/// (a rescale) past the wgmma_fence that must follow them when called before it.
 template <int Groups>
 __device__ inline void wgmma_hold(float (&d)[Groups][4]) {
 #pragma unroll
   for (int g = 0; g < Groups; ++g) {
     asm volatile("" : "+f"(d[g][0]), "+f"(d[g][1]), "+f"(d[g][2]), "+f"(d[g][3])::"memory");
+  }
+}
+
+/// The same for A fragments in registers, so that their writes stay before the wgmma_fence
+/// that must follow them (the fence names no register).
+template <int Steps>
+__device__ inline void wgmma_hold(unsigned (&a)[Steps][4]) {
+#pragma unroll
+  for (int s = 0; s < Steps; ++s) {
+    asm volatile("" : "+r"(a[s][0]), "+r"(a[s][1]), "+r"(a[s][2]), "+r"(a[s][3])::"memory");
   }
 }
 

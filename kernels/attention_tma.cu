@@ -1,0 +1,321 @@
+// Attention for prefill on sm_90a, warp-specialized: the common case of kernels/attention.cu
+// (head dim 128, sequences of one length, no mask) at the rate the copy engine and wgmma allow.
+//
+// A block takes 128 queries of one head and has three warpgroups. The first warpgroup's first
+// thread is the producer: it has the copy engine bring the block's Q once, then each 128-key
+// tile of K and of V into a ring of two stages, each copy counted on that stage's "full"
+// barrier, refilling a stage once its "empty" barrier says both consumers are done with it.
+// The other two warpgroups are the consumers, 64 queries each: S = Q K^T with both operands in
+// shared memory, the scale, soft-cap and causal or window bounds applied to the float scores,
+// an online softmax in base 2, then O += P V with P rounded to the inputs' type from the
+// registers S was in. A consumer computes tile t's scores while tile t - 1's weights multiply
+// V and runs tile t's softmax while that product still does (as FlashAttention 3 does), and
+// by default (kOverlap 2) the two consumers take turns to issue their products, so that one's
+// run while the other's softmax does.
+//
+// The copy engine zero-fills past a sequence's end (the maps are 3-D: a box stops at its
+// sequence), so a key past the end is zeros, hidden by its position as well.
+// Constants and parameters: kreg/contracts/attention.cuh.
+// kreg:entry attention_tma_f16=attention_tma<kreg::half>
+// kreg:entry attention_tma_bf16=attention_tma<kreg::bfloat16>
+// kreg:specialization 200:b1
+// kreg:arch-specific
+#include <kreg/contracts/attention.cuh>
+#include <kreg/device/flash.cuh>
+#include <kreg/device/kernel.cuh>
+#include <kreg/device/tma.cuh>
+#include <kreg/device/vec.cuh>
+#include <kreg/device/wgmma.cuh>
+
+KREG_CONSTANT_DEFAULT(int, head_dim, kreg::contracts::attention::kHeadDim, 128);
+KREG_CONSTANT_DEFAULT(bool, causal, kreg::contracts::attention::kCausal, false);
+KREG_CONSTANT_DEFAULT(bool, soft_capped, kreg::contracts::attention::kSoftCap, false);
+KREG_CONSTANT_DEFAULT(bool, windowed, kreg::contracts::attention::kWindow, false);
+KREG_CONSTANT_DEFAULT(int, overlap, kreg::contracts::attention::kOverlap, 2);
+
+static_assert(head_dim == kreg::contracts::attention::kTmaHeadDim,
+              "attention_tma: the head dimension is 128");
+static_assert(overlap == 1 || overlap == 2, "attention_tma: the overlap is 1 or 2");
+
+namespace flash_tma {
+
+namespace c = kreg::contracts::attention;
+
+constexpr int kRows = c::kTmaRows;
+constexpr int kKeys = c::kTmaKeys;
+constexpr unsigned kStages = c::kTmaStages;
+constexpr unsigned kSlab = 64 * 2;                      // bytes of a row of one 64-column box
+constexpr unsigned kQBytes = kRows * head_dim * 2;      // two boxes of 128 rows
+constexpr unsigned kTileBytes = kKeys * head_dim * 2;   // of K or V, two boxes
+constexpr unsigned kQSlab = kRows * kSlab;              // one box of Q
+constexpr unsigned kKvSlab = kKeys * kSlab;             // one box of K or V
+constexpr int kKeyGroups = kKeys / 8;                   // n-groups of S
+constexpr int kDimGroups = head_dim / 8;                // n-groups of O
+constexpr float kLog2e = 1.4426950408889634f;
+static_assert(kQBytes + 2 * kStages * kTileBytes + 1024 + 8 * (1 + 4 * kStages) <=
+                  c::kTmaSharedBytes,
+              "the tiles fit what the op asks for");
+
+}  // namespace flash_tma
+
+template <typename T>
+__global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
+    attention_tma(const __grid_constant__ kreg::contracts::TensorMap q_map,
+                  const __grid_constant__ kreg::contracts::TensorMap k_map,
+                  const __grid_constant__ kreg::contracts::TensorMap v_map, T* __restrict__ out,
+                  unsigned kv_heads, int len_q, int len_k, float scale, float soft_cap,
+                  int window_left) {
+  KREG_SIGNATURE(attention_tma<T>, kreg::contracts::attention::AttentionTma<T>);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace kreg;
+  using namespace flash_tma;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned base = (shared_address(smem_raw) + 1023) & ~1023u;
+  const unsigned q_tile = base;
+  const unsigned k_tiles = q_tile + kQBytes;
+  const unsigned v_tiles = k_tiles + kStages * kTileBytes;
+  const unsigned bars = v_tiles + kStages * kTileBytes;
+  const unsigned q_full = bars;
+  auto k_full = [&](unsigned s) { return bars + 8 * (1 + s); };
+  auto v_full = [&](unsigned s) { return bars + 8 * (1 + kStages + s); };
+  auto k_empty = [&](unsigned s) { return bars + 8 * (1 + 2 * kStages + s); };
+  auto v_empty = [&](unsigned s) { return bars + 8 * (1 + 3 * kStages + s); };
+
+  // The block's sequence and tile, a sequence's last tiles first: with a causal mask they see
+  // the most keys, and starting them first evens out the end of the grid.
+  const int tiles_q = (len_q + kRows - 1) / kRows;
+  const int seq = static_cast<int>(blockIdx.x) / tiles_q;
+  const int tile = tiles_q - 1 - static_cast<int>(blockIdx.x) % tiles_q;
+  const unsigned head = blockIdx.y;
+  const unsigned q_heads = gridDim.y;
+  const unsigned kv_head = head / (q_heads / kv_heads);
+  const int m0 = tile * kRows;
+  // Query i's own position among the keys: the last query is the last key.
+  const int shift = len_k - len_q;
+  int n_end = len_k;
+  if (causal && m0 + kRows + shift < n_end) n_end = m0 + kRows + shift;
+  int n_begin = 0;
+  if (windowed && m0 + shift - window_left > 0) {
+    n_begin = (m0 + shift - window_left) / kKeys * kKeys;
+  }
+  const unsigned long long q_stride = static_cast<unsigned long long>(q_heads) * head_dim;
+  T* out_base =
+      out + (static_cast<unsigned long long>(seq) * len_q * q_heads + head) * head_dim;
+  if (n_begin >= n_end) {  // no key in sight: zeros, as for a row whose keys are all hidden
+    for (int i = static_cast<int>(threadIdx.x); i < kRows * head_dim; i += blockDim.x) {
+      const int row = m0 + i / head_dim;
+      if (row < len_q) out_base[row * q_stride + i % head_dim] = T(0.0f);
+    }
+    return;
+  }
+  const int tiles = (n_end - n_begin + kKeys - 1) / kKeys;
+
+  const int warpgroup = static_cast<int>(threadIdx.x / 128);
+  if (threadIdx.x == 0) {
+    barrier_init(q_full, 1);
+    for (unsigned s = 0; s < kStages; ++s) {
+      barrier_init(k_full(s), 1);
+      barrier_init(v_full(s), 1);
+      barrier_init(k_empty(s), 8);  // lane 0 of each consumer warp
+      barrier_init(v_empty(s), 8);
+    }
+    barrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (threadIdx.x != 0) return;
+    tensor_map_prefetch(&q_map);
+    tensor_map_prefetch(&k_map);
+    tensor_map_prefetch(&v_map);
+    const int q_x = static_cast<int>(head) * head_dim;
+    const int kv_x = static_cast<int>(kv_head) * head_dim;
+    barrier_expect(q_full, kQBytes);
+    tensor_copy_3d(q_tile, &q_map, q_x, m0, seq, q_full);
+    tensor_copy_3d(q_tile + kQSlab, &q_map, q_x + 64, m0, seq, q_full);
+    for (int t = 0; t < tiles; ++t) {
+      const unsigned s = static_cast<unsigned>(t) % kStages;
+      const unsigned reuse = (static_cast<unsigned>(t) / kStages - 1) & 1;
+      const int n0 = n_begin + t * kKeys;
+      const unsigned k_at = k_tiles + s * kTileBytes;
+      const unsigned v_at = v_tiles + s * kTileBytes;
+      if (t >= static_cast<int>(kStages)) barrier_wait(k_empty(s), reuse);
+      barrier_expect(k_full(s), kTileBytes);
+      tensor_copy_3d(k_at, &k_map, kv_x, n0, seq, k_full(s));
+      tensor_copy_3d(k_at + kKvSlab, &k_map, kv_x + 64, n0, seq, k_full(s));
+      if (t >= static_cast<int>(kStages)) barrier_wait(v_empty(s), reuse);
+      barrier_expect(v_full(s), kTileBytes);
+      tensor_copy_3d(v_at, &v_map, kv_x, n0, seq, v_full(s));
+      tensor_copy_3d(v_at + kKvSlab, &v_map, kv_x + 64, n0, seq, v_full(s));
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  const int half = warpgroup - 1;  // queries m0 + 64 * half to m0 + 64 * half + 63
+  const int warp = static_cast<int>(threadIdx.x / 32) % 4;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int row0 = m0 + 64 * half + 16 * warp + lane / 4;  // of s[.][0..1]; row0 + 8 of [2..3]
+
+  // Scores stay as they come out of Q K^T and the scale folds into the exponent, unless a
+  // soft-cap needs them scaled first.
+  const float exp_scale = soft_capped ? 1.0f : scale * kLog2e;
+  float o[kDimGroups][4];
+  float s[kKeyGroups][4];
+#pragma unroll
+  for (int g = 0; g < kDimGroups; ++g) o[g][0] = o[g][1] = o[g][2] = o[g][3] = 0.0f;
+#pragma unroll
+  for (int g = 0; g < kKeyGroups; ++g) s[g][0] = s[g][1] = s[g][2] = s[g][3] = 0.0f;
+  unsigned p[kKeys / 16][4];
+  float m_run[2] = {negative_infinity(), negative_infinity()};
+  float l_run[2] = {0.0f, 0.0f};  // this lane's part of each row's sum
+
+  barrier_wait(q_full, 0);
+  // This warpgroup's 64 rows start 8 KiB into each box of Q.
+  const unsigned q_rows = q_tile + 64 * half * kSlab;
+  const auto stage_of = [](int t) { return static_cast<unsigned>(t) % kStages; };
+  const auto phase_of = [](int t) { return (static_cast<unsigned>(t) / kStages) & 1; };
+
+  // S = Q K^T for key tile t, issued (not waited for): both K-major, 16 of the 128 dims a
+  // step, 64 of them a box.
+  const auto issue_scores = [&](int t) {
+    const unsigned k_at = k_tiles + stage_of(t) * kTileBytes;
+    barrier_wait(k_full(stage_of(t)), phase_of(t));
+#pragma unroll
+    for (int ks = 0; ks < head_dim / 16; ++ks) {
+      const unsigned step = ks / 4 * kQSlab + ks % 4 * 32;
+      const unsigned k_step = ks / 4 * kKvSlab + ks % 4 * 32;
+      WgmmaShared<kKeys, 0, 0>::run(s, smem_descriptor(q_rows + step, 16, 1024),
+                                    smem_descriptor(k_at + k_step, 16, 1024), ks > 0, T{});
+    }
+    wgmma_commit();
+  };
+  // O += P V for key tile t, issued: V is MN-major (its dims contiguous), 64 dims a box, 16
+  // keys a step.
+  const auto issue_values = [&](int t) {
+    const unsigned v_at = v_tiles + stage_of(t) * kTileBytes;
+    barrier_wait(v_full(stage_of(t)), phase_of(t));
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      Wgmma<head_dim, 1>::run(o, p[kk], smem_descriptor(v_at + kk * 16 * kSlab, kKvSlab, 1024),
+                              true, T{});
+    }
+    wgmma_commit();
+  };
+
+  // Tile t's scores to weights: base-2 logits (or, scaled late, as they are), hidden ones to
+  // -inf, then the online softmax. Only tiles at an edge (the sequence's end, the diagonal, the window's start)
+  // look at each score's position. Leaves O's rescale in `rescale`.
+  float rescale[2];
+  const int first_row = m0 + 64 * half;
+  const auto soften = [&](int t) {
+    const int n0 = n_begin + t * kKeys;
+    const bool edge = n0 + kKeys > len_k || (causal && n0 + kKeys - 1 > first_row + shift) ||
+                      (windowed && n0 < first_row + 63 + shift - window_left);
+#pragma unroll
+    for (int g = 0; g < kKeyGroups; ++g) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float x = s[g][e];
+        if (soft_capped) x = soft_cap * tanh_approx(x * scale / soft_cap) * kLog2e;
+        if (edge) {
+          const int i = row0 + (e >= 2 ? 8 : 0);
+          const int j = n0 + g * 8 + (lane % 4) * 2 + (e & 1);
+          if (j >= len_k || (causal && j > i + shift) ||
+              (windowed && j < i + shift - window_left)) {
+            x = negative_infinity();
+          }
+        }
+        s[g][e] = x;
+      }
+    }
+    flash_softmax_step(s, m_run, l_run, rescale, exp_scale);
+  };
+  // O rescaled, and the weights as A fragments (16 keys a step: the m16n8k16 A layout is two
+  // n-groups of S side by side), rounded to the inputs' type.
+  const auto weigh = [&] {
+#pragma unroll
+    for (int g = 0; g < kDimGroups; ++g) {
+      o[g][0] *= rescale[0];
+      o[g][1] *= rescale[0];
+      o[g][2] *= rescale[1];
+      o[g][3] *= rescale[1];
+    }
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      p[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{});
+      p[kk][1] = pack2(s[2 * kk][2], s[2 * kk][3], T{});
+      p[kk][2] = pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T{});
+      p[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
+    }
+  };
+
+  // Tile t's scores are computed while tile t - 1's weights multiply V, and its softmax
+  // runs while they still do: O's rescale for tile t waits for that product. With overlap
+  // 2 the consumers take turns to issue their products (named barriers 1 and 2, the first
+  // turn the first consumer's).
+  const auto take_turn = [&] {
+    if constexpr (overlap == 2) {
+      if (half == 0) {
+        asm volatile("bar.sync 1, 256;" ::: "memory");
+      } else {
+        asm volatile("bar.sync 2, 256;" ::: "memory");
+      }
+    }
+  };
+  const auto pass_turn = [&] {
+    if constexpr (overlap == 2) {
+      if (half == 0) {
+        asm volatile("bar.arrive 2, 256;" ::: "memory");
+      } else {
+        asm volatile("bar.arrive 1, 256;" ::: "memory");
+      }
+    }
+  };
+  if (half == 1) {
+    if constexpr (overlap == 2) asm volatile("bar.arrive 1, 256;" ::: "memory");
+  }
+  take_turn();
+  wgmma_fence();
+  issue_scores(0);
+  pass_turn();
+  wgmma_wait<0>();
+  wgmma_hold(s);
+  if (lane == 0) barrier_arrive(k_empty(stage_of(0)));
+  soften(0);
+  weigh();
+  for (int t = 1; t < tiles; ++t) {
+    wgmma_hold(s);
+    wgmma_hold(o);
+    wgmma_hold(p);
+    take_turn();
+    wgmma_fence();
+    issue_scores(t);
+    issue_values(t - 1);
+    pass_turn();
+    wgmma_wait<1>();
+    wgmma_hold(s);
+    if (lane == 0) barrier_arrive(k_empty(stage_of(t)));
+    soften(t);
+    wgmma_wait<0>();
+    wgmma_hold(o);
+    if (lane == 0) barrier_arrive(v_empty(stage_of(t - 1)));
+    weigh();
+  }
+  wgmma_hold(o);
+  wgmma_hold(p);
+  take_turn();
+  wgmma_fence();
+  issue_values(tiles - 1);
+  // Every turn is taken: the second consumer's last would be waited for by no one.
+  if (half == 0) pass_turn();
+  wgmma_wait<0>();
+  wgmma_hold(o);
+  if (lane == 0) barrier_arrive(v_empty(stage_of(tiles - 1)));
+
+  // Each row's sum over its four lanes, then the output; a row that saw no key gives zeros.
+  flash_store_rows(out_base, q_stride, row0, len_q, o, l_run);
+#else
+  __trap();  // the op launches this only where the target has wgmma
+#endif
+}
