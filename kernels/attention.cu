@@ -356,13 +356,7 @@ __global__ void __launch_bounds__(flash::kThreads)
     // The online softmax, and O rescaled to the rows' new maxima.
     float rescale[2];
     flash_softmax_step(s, m_run, l_run, rescale, exp_scale);
-#pragma unroll
-    for (int t = 0; t < kOutTiles; ++t) {
-      o[t][0] *= rescale[0];
-      o[t][1] *= rescale[0];
-      o[t][2] *= rescale[1];
-      o[t][3] *= rescale[1];
-    }
+    flash_rescale(o, rescale);
     unsigned p[kKeySteps][4];
 #pragma unroll
     for (int kk = 0; kk < kKeySteps; ++kk) {

@@ -234,13 +234,7 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
   // O rescaled, and the weights as A fragments (16 keys a step: the m16n8k16 A layout is two
   // n-groups of S side by side), rounded to the inputs' type.
   const auto weigh = [&] {
-#pragma unroll
-    for (int g = 0; g < kDimGroups; ++g) {
-      o[g][0] *= rescale[0];
-      o[g][1] *= rescale[0];
-      o[g][2] *= rescale[1];
-      o[g][3] *= rescale[1];
-    }
+    flash_rescale(o, rescale);
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       p[kk][0] = pack2(s[2 * kk][0], s[2 * kk][1], T{});

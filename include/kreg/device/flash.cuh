@@ -47,6 +47,18 @@ __device__ inline void flash_softmax_step(float (&s)[Groups][4], float (&m_run)[
   }
 }
 
+/// The output accumulated so far, each of the lane's rows shrunk by its `rescale`.
+template <int Groups>
+__device__ inline void flash_rescale(float (&o)[Groups][4], const float (&rescale)[2]) {
+#pragma unroll
+  for (int g = 0; g < Groups; ++g) {
+    o[g][0] *= rescale[0];
+    o[g][1] *= rescale[0];
+    o[g][2] *= rescale[1];
+    o[g][3] *= rescale[1];
+  }
+}
+
 /// The output: each of the lane's rows divided by its sum over its four lanes, written to row
 /// `row0` (and row0 + 8) of `out`, rows `stride` elements apart, where below `rows`. A row that
 /// saw no key gives zeros.
