@@ -7,6 +7,7 @@
 #include "ops/arguments.hpp"
 #include "ops/kernel_call.hpp"
 #include "ops/tuned_choice.hpp"
+#include "ops/wgmma_target.hpp"
 
 #include <kreg/contracts/attention.cuh>
 
@@ -145,13 +146,12 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
 
   // Hopper, head dim 128, sequences of one length, no mask: the warp-specialized kernel, its
   // tiles brought by the copy engine (which needs rows on 16 bytes).
-  const std::string arch = empty ? "" : device_registry(current_stream().device()).arch();
-  if (!empty && (arch == "sm_90" || arch == "sm_90a") && cu_q == nullptr && fixed_k > 0 &&
+  Registry* registry = empty ? nullptr : &device_registry(current_stream().device());
+  if (registry != nullptr && targets_wgmma(*registry) && cu_q == nullptr && fixed_k > 0 &&
       mask_kind == c::kMaskNone && l.head_dim == c::kTmaHeadDim && starts_on(q, 8) &&
       starts_on(k, 8) && starts_on(v, 8)) {
     const std::string tma_entry = std::string("attention_tma_") + type;
-    constants = choose(device_registry(current_stream().device()),
-                       {tma_entry, constants, {knob(c::kOverlap, 2, 2, {1})}, bucket});
+    constants = choose(*registry, {tma_entry, constants, {knob(c::kOverlap, 2, 2, {1})}, bucket});
     const std::int64_t tiles = (fixed_q + c::kTmaRows - 1) / c::kTmaRows;
     if (l.batch * tiles > std::numeric_limits<int>::max()) invalid(op, "too many query tiles");
     auto call = std::make_shared<KernelCall>(
@@ -179,9 +179,8 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
   // Warps a block: the default 4 (0), or 8 where tuning found them faster for the bucket (at
   // head dim 256 there is no other choice).
   int warps = c::kBlockWarps<128>;
-  if (l.head_dim != 256 && !empty) {
-    constants = choose(device_registry(current_stream().device()),
-                       {entry, constants, {knob(c::kWarps, 0, 0, {8})}, bucket});
+  if (l.head_dim != 256 && registry != nullptr) {
+    constants = choose(*registry, {entry, constants, {knob(c::kWarps, 0, 0, {8})}, bucket});
     if (const std::int32_t chosen = int_constant(constants, c::kWarps, 0); chosen != 0) {
       warps = chosen;
     }

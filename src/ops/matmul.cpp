@@ -9,6 +9,7 @@
 #include "ops/arguments.hpp"
 #include "ops/decode_blocks.hpp"
 #include "ops/kernel_call.hpp"
+#include "ops/wgmma_target.hpp"
 
 #include <kreg/contracts/matmul.cuh>
 
@@ -154,9 +155,7 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
     return KernelCall::launch(call, outputs)[0];
   }
 
-  const std::string arch = device_registry(stream.device()).arch();
-  const bool wgmma = arch == "sm_90" || arch == "sm_90a";
-  if (wgmma && la.aligned && lb.aligned && k > 0) {
+  if (targets_wgmma(device_registry(stream.device())) && la.aligned && lb.aligned && k > 0) {
     // 256 columns a tile, unless that leaves most of the H200's 132 multiprocessors idle.
     const std::int64_t row_tiles = (m_rows + c::kTileM - 1) / c::kTileM;
     const int rule_n = n > 128 && row_tiles * ((n + 255) / 256) >= 132 ? 256 : 128;
