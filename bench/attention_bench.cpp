@@ -47,10 +47,10 @@ int main() {
       int dim;
       bool causal;
     };
-    for (const Prefill& p :
-         {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
-          Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true}, Prefill{4096, 32, 64, true},
-          Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true}}) {
+    for (const Prefill& p : {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
+                             Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true},
+                             Prefill{4096, 32, 64, false}, Prefill{4096, 32, 64, true},
+                             Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true}}) {
       const Array q = random_array({1, p.tokens, p.heads, p.dim}, 4);
       const Array k = random_array({1, p.tokens, p.heads, p.dim}, 5);
       const Array v = random_array({1, p.tokens, p.heads, p.dim}, 6);

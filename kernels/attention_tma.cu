@@ -1,10 +1,14 @@
 // Attention for prefill on sm_90a, warp-specialized: the common case of kernels/attention.cu
-// (head dim 128, sequences of one length, no mask) at the rate the copy engine and wgmma allow.
+// (head dim 64 or 128, sequences of one length, no mask) at the rate the copy engine and wgmma
+// allow.
 //
-// A block takes 128 queries of one head and has three warpgroups. The first warpgroup's first
-// thread is the producer: it has the copy engine bring the block's Q once, then each 128-key
-// tile of K and of V into a ring of two stages, each copy counted on that stage's "full"
-// barrier, refilling a stage once its "empty" barrier says both consumers are done with it.
+// The work comes in items of 128 queries of one head; a block (of three warpgroups, one a
+// multiprocessor) takes its share of them in turn. The first warpgroup's first thread is the
+// producer: for each item it has the copy engine bring Q, once the consumers are done with the
+// last item's, then each 128-key tile of K and of V into a ring of two stages that runs on
+// from item to item, each copy counted on that stage's "full" barrier, refilling a stage once
+// its "empty" barrier says both consumers are done with it; so an item's first tiles arrive
+// while the last one's products and output are still under way.
 // The other two warpgroups are the consumers, 64 queries each: S = Q K^T with both operands in
 // shared memory, the scale, soft-cap and causal or window bounds applied to the float scores,
 // an online softmax in base 2, then O += P V with P rounded to the inputs' type from the
@@ -19,6 +23,8 @@
 // kreg:entry attention_tma_f16=attention_tma<kreg::half>
 // kreg:entry attention_tma_bf16=attention_tma<kreg::bfloat16>
 // kreg:specialization 200:b1
+// kreg:specialization 300:i64
+// kreg:specialization 200:b1|300:i64
 // kreg:arch-specific
 #include <kreg/contracts/attention.cuh>
 #include <kreg/device/flash.cuh>
@@ -33,8 +39,7 @@ KREG_CONSTANT_DEFAULT(bool, soft_capped, kreg::contracts::attention::kSoftCap, f
 KREG_CONSTANT_DEFAULT(bool, windowed, kreg::contracts::attention::kWindow, false);
 KREG_CONSTANT_DEFAULT(int, overlap, kreg::contracts::attention::kOverlap, 2);
 
-static_assert(head_dim == kreg::contracts::attention::kTmaHeadDim,
-              "attention_tma: the head dimension is 128");
+static_assert(head_dim == 64 || head_dim == 128, "attention_tma: the head dimension is 64 or 128");
 static_assert(overlap == 1 || overlap == 2, "attention_tma: the overlap is 1 or 2");
 
 namespace flash_tma {
@@ -45,16 +50,30 @@ constexpr int kRows = c::kTmaRows;
 constexpr int kKeys = c::kTmaKeys;
 constexpr unsigned kStages = c::kTmaStages;
 constexpr unsigned kSlab = 64 * 2;                      // bytes of a row of one 64-column box
-constexpr unsigned kQBytes = kRows * head_dim * 2;      // two boxes of 128 rows
-constexpr unsigned kTileBytes = kKeys * head_dim * 2;   // of K or V, two boxes
+constexpr int kBoxes = head_dim / 64;                   // boxes a row of Q, K or V spans
+constexpr unsigned kQBytes = kRows * head_dim * 2;      // kBoxes boxes of 128 rows
+constexpr unsigned kTileBytes = kKeys * head_dim * 2;   // of K or V, kBoxes boxes
 constexpr unsigned kQSlab = kRows * kSlab;              // one box of Q
 constexpr unsigned kKvSlab = kKeys * kSlab;             // one box of K or V
 constexpr int kKeyGroups = kKeys / 8;                   // n-groups of S
 constexpr int kDimGroups = head_dim / 8;                // n-groups of O
 constexpr float kLog2e = 1.4426950408889634f;
-static_assert(kQBytes + 2 * kStages * kTileBytes + 1024 + 8 * (1 + 4 * kStages) <=
-                  c::kTmaSharedBytes,
+static_assert(kQBytes + 2 * kStages * kTileBytes + 1024 + 8 * (2 + 4 * kStages) <=
+                  c::kTmaSharedBytes<head_dim>,
               "the tiles fit what the op asks for");
+
+// Calls body(r) for each of this block's items r < items, in turn: items b, 2G - 1 - b, 2G +
+// b, ... of a grid of G, each round of G the other way round, so that where the items grow
+// shorter (a causal mask, the last tiles first) the long and the short even out.
+template <class Body>
+__device__ inline void for_each_item(unsigned items, Body&& body) {
+  for (unsigned round = 0;; ++round) {
+    const unsigned r = round * gridDim.x +
+                       (round % 2 == 0 ? blockIdx.x : gridDim.x - 1 - blockIdx.x);
+    if (r >= items) break;
+    body(r);
+  }
+}
 
 }  // namespace flash_tma
 
@@ -63,8 +82,8 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
     attention_tma(const __grid_constant__ kreg::contracts::TensorMap q_map,
                   const __grid_constant__ kreg::contracts::TensorMap k_map,
                   const __grid_constant__ kreg::contracts::TensorMap v_map, T* __restrict__ out,
-                  unsigned kv_heads, int len_q, int len_k, float scale, float soft_cap,
-                  int window_left) {
+                  unsigned batch, unsigned q_heads, unsigned kv_heads, unsigned section,
+                  int len_q, int len_k, float scale, float soft_cap, int window_left) {
   KREG_SIGNATURE(attention_tma<T>, kreg::contracts::attention::AttentionTma<T>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace kreg;
@@ -76,52 +95,64 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
   const unsigned v_tiles = k_tiles + kStages * kTileBytes;
   const unsigned bars = v_tiles + kStages * kTileBytes;
   const unsigned q_full = bars;
-  auto k_full = [&](unsigned s) { return bars + 8 * (1 + s); };
-  auto v_full = [&](unsigned s) { return bars + 8 * (1 + kStages + s); };
-  auto k_empty = [&](unsigned s) { return bars + 8 * (1 + 2 * kStages + s); };
-  auto v_empty = [&](unsigned s) { return bars + 8 * (1 + 3 * kStages + s); };
+  const unsigned q_empty = bars + 8;
+  auto k_full = [&](unsigned s) { return bars + 8 * (2 + s); };
+  auto v_full = [&](unsigned s) { return bars + 8 * (2 + kStages + s); };
+  auto k_empty = [&](unsigned s) { return bars + 8 * (2 + 2 * kStages + s); };
+  auto v_empty = [&](unsigned s) { return bars + 8 * (2 + 3 * kStages + s); };
 
-  // The block's sequence and tile, a sequence's last tiles first: with a causal mask they see
-  // the most keys, and starting them first evens out the end of the grid.
+  // The work items, one a (query tile, sequence, query head), in the order they should start.
+  // The (sequence, head) lanes, heads the faster, go in sections of `section` (the op's: the
+  // query heads of one KV head, whose keys and values then come from L2 but for the first); a
+  // section's items go last tiles first (with a causal mask they see the most keys), the lanes
+  // of a tile side by side.
   const int tiles_q = (len_q + kRows - 1) / kRows;
-  const int seq = static_cast<int>(blockIdx.x) / tiles_q;
-  const int tile = tiles_q - 1 - static_cast<int>(blockIdx.x) % tiles_q;
-  const unsigned head = blockIdx.y;
-  const unsigned q_heads = gridDim.y;
-  const unsigned kv_head = head / (q_heads / kv_heads);
-  const int m0 = tile * kRows;
+  const unsigned lanes = batch * q_heads;
+  const unsigned items = lanes * static_cast<unsigned>(tiles_q);
+  const unsigned section_items = section * static_cast<unsigned>(tiles_q);
+  const unsigned full_sections = lanes / section;
   // Query i's own position among the keys: the last query is the last key.
   const int shift = len_k - len_q;
-  int n_end = len_k;
-  if (causal && m0 + kRows + shift < n_end) n_end = m0 + kRows + shift;
-  int n_begin = 0;
-  if (windowed && m0 + shift - window_left > 0) {
-    n_begin = (m0 + shift - window_left) / kKeys * kKeys;
-  }
-  const unsigned long long q_stride = static_cast<unsigned long long>(q_heads) * head_dim;
-  T* out_base =
-      out + (static_cast<unsigned long long>(seq) * len_q * q_heads + head) * head_dim;
-  if (n_begin >= n_end) {  // no key in sight: zeros, as for a row whose keys are all hidden
-    for (int i = static_cast<int>(threadIdx.x); i < kRows * head_dim; i += blockDim.x) {
-      const int row = m0 + i / head_dim;
-      if (row < len_q) out_base[row * q_stride + i % head_dim] = T(0.0f);
+  struct Item {
+    int seq, m0, n_begin, n_end;
+    unsigned head;
+  };
+  const auto describe = [&](unsigned r) {
+    Item w;
+    const unsigned at = r / section_items;
+    const unsigned width = at < full_sections ? section : lanes - full_sections * section;
+    const unsigned within = r - at * section_items;
+    const unsigned lane = at * section + within % width;
+    w.head = lane % q_heads;
+    w.seq = static_cast<int>(lane / q_heads);
+    w.m0 = (tiles_q - 1 - static_cast<int>(within / width)) * kRows;
+    w.n_end = len_k;
+    if (causal && w.m0 + kRows + shift < w.n_end) w.n_end = w.m0 + kRows + shift;
+    w.n_begin = 0;
+    if (windowed && w.m0 + shift - window_left > 0) {
+      w.n_begin = (w.m0 + shift - window_left) / kKeys * kKeys;
     }
-    return;
-  }
-  const int tiles = (n_end - n_begin + kKeys - 1) / kKeys;
+    return w;
+  };
+  const unsigned long long q_stride = static_cast<unsigned long long>(q_heads) * head_dim;
 
   const int warpgroup = static_cast<int>(threadIdx.x / 128);
   if (threadIdx.x == 0) {
     barrier_init(q_full, 1);
+    barrier_init(q_empty, 8);  // lane 0 of each consumer warp
     for (unsigned s = 0; s < kStages; ++s) {
       barrier_init(k_full(s), 1);
       barrier_init(v_full(s), 1);
-      barrier_init(k_empty(s), 8);  // lane 0 of each consumer warp
+      barrier_init(k_empty(s), 8);
       barrier_init(v_empty(s), 8);
     }
     barrier_init_fence();
   }
   __syncthreads();
+
+  // Stage and phase of the block's n-th key tile, counted over all its items.
+  const auto stage_of = [](unsigned n) { return n % kStages; };
+  const auto phase_of = [](unsigned n) { return (n / kStages) & 1; };
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
@@ -129,58 +160,64 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
     tensor_map_prefetch(&q_map);
     tensor_map_prefetch(&k_map);
     tensor_map_prefetch(&v_map);
-    const int q_x = static_cast<int>(head) * head_dim;
-    const int kv_x = static_cast<int>(kv_head) * head_dim;
-    barrier_expect(q_full, kQBytes);
-    tensor_copy_3d(q_tile, &q_map, q_x, m0, seq, q_full);
-    tensor_copy_3d(q_tile + kQSlab, &q_map, q_x + 64, m0, seq, q_full);
-    for (int t = 0; t < tiles; ++t) {
-      const unsigned s = static_cast<unsigned>(t) % kStages;
-      const unsigned reuse = (static_cast<unsigned>(t) / kStages - 1) & 1;
-      const int n0 = n_begin + t * kKeys;
-      const unsigned k_at = k_tiles + s * kTileBytes;
-      const unsigned v_at = v_tiles + s * kTileBytes;
-      if (t >= static_cast<int>(kStages)) barrier_wait(k_empty(s), reuse);
-      barrier_expect(k_full(s), kTileBytes);
-      tensor_copy_3d(k_at, &k_map, kv_x, n0, seq, k_full(s));
-      tensor_copy_3d(k_at + kKvSlab, &k_map, kv_x + 64, n0, seq, k_full(s));
-      if (t >= static_cast<int>(kStages)) barrier_wait(v_empty(s), reuse);
-      barrier_expect(v_full(s), kTileBytes);
-      tensor_copy_3d(v_at, &v_map, kv_x, n0, seq, v_full(s));
-      tensor_copy_3d(v_at + kKvSlab, &v_map, kv_x + 64, n0, seq, v_full(s));
-    }
+    unsigned n = 0;       // key tiles brought so far
+    unsigned loaded = 0;  // items whose Q was brought
+    for_each_item(items, [&](unsigned r) {
+      const Item w = describe(r);
+      if (w.n_begin >= w.n_end) return;
+      const int q_x = static_cast<int>(w.head) * head_dim;
+      const int kv_x = static_cast<int>(w.head / (q_heads / kv_heads)) * head_dim;
+      // The next Q once both consumers have their last scores of the item before.
+      if (loaded > 0) barrier_wait(q_empty, (loaded - 1) & 1);
+      barrier_expect(q_full, kQBytes);
+#pragma unroll
+      for (int b = 0; b < kBoxes; ++b) {
+        tensor_copy_3d(q_tile + b * kQSlab, &q_map, q_x + 64 * b, w.m0, w.seq, q_full);
+      }
+      ++loaded;
+      for (int n0 = w.n_begin; n0 < w.n_end; n0 += kKeys, ++n) {
+        const unsigned s = stage_of(n);
+        const unsigned reuse = phase_of(n) ^ 1;
+        const unsigned k_at = k_tiles + s * kTileBytes;
+        const unsigned v_at = v_tiles + s * kTileBytes;
+        if (n >= kStages) barrier_wait(k_empty(s), reuse);
+        barrier_expect(k_full(s), kTileBytes);
+#pragma unroll
+        for (int b = 0; b < kBoxes; ++b) {
+          tensor_copy_3d(k_at + b * kKvSlab, &k_map, kv_x + 64 * b, n0, w.seq, k_full(s));
+        }
+        if (n >= kStages) barrier_wait(v_empty(s), reuse);
+        barrier_expect(v_full(s), kTileBytes);
+#pragma unroll
+        for (int b = 0; b < kBoxes; ++b) {
+          tensor_copy_3d(v_at + b * kKvSlab, &v_map, kv_x + 64 * b, n0, w.seq, v_full(s));
+        }
+      }
+    });
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
   const int half = warpgroup - 1;  // queries m0 + 64 * half to m0 + 64 * half + 63
   const int warp = static_cast<int>(threadIdx.x / 32) % 4;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int row0 = m0 + 64 * half + 16 * warp + lane / 4;  // of s[.][0..1]; row0 + 8 of [2..3]
 
   // Scores stay as they come out of Q K^T and the scale folds into the exponent, unless a
   // soft-cap needs them scaled first.
   const float exp_scale = soft_capped ? 1.0f : scale * kLog2e;
   float o[kDimGroups][4];
   float s[kKeyGroups][4];
-#pragma unroll
-  for (int g = 0; g < kDimGroups; ++g) o[g][0] = o[g][1] = o[g][2] = o[g][3] = 0.0f;
-#pragma unroll
-  for (int g = 0; g < kKeyGroups; ++g) s[g][0] = s[g][1] = s[g][2] = s[g][3] = 0.0f;
   unsigned p[kKeys / 16][4];
-  float m_run[2] = {negative_infinity(), negative_infinity()};
-  float l_run[2] = {0.0f, 0.0f};  // this lane's part of each row's sum
-
-  barrier_wait(q_full, 0);
-  // This warpgroup's 64 rows start 8 KiB into each box of Q.
+  float m_run[2];
+  float l_run[2];  // this lane's part of each row's sum
+  float rescale[2];
+  // This warpgroup's 64 rows start 64 * half rows into each box of Q.
   const unsigned q_rows = q_tile + 64 * half * kSlab;
-  const auto stage_of = [](int t) { return static_cast<unsigned>(t) % kStages; };
-  const auto phase_of = [](int t) { return (static_cast<unsigned>(t) / kStages) & 1; };
 
-  // S = Q K^T for key tile t, issued (not waited for): both K-major, 16 of the 128 dims a
-  // step, 64 of them a box.
-  const auto issue_scores = [&](int t) {
-    const unsigned k_at = k_tiles + stage_of(t) * kTileBytes;
-    barrier_wait(k_full(stage_of(t)), phase_of(t));
+  // S = Q K^T for the block's key tile n, issued (not waited for): both K-major, 16 of the
+  // dims a step, 64 of them a box.
+  const auto issue_scores = [&](unsigned n) {
+    const unsigned k_at = k_tiles + stage_of(n) * kTileBytes;
+    barrier_wait(k_full(stage_of(n)), phase_of(n));
 #pragma unroll
     for (int ks = 0; ks < head_dim / 16; ++ks) {
       const unsigned step = ks / 4 * kQSlab + ks % 4 * 32;
@@ -190,46 +227,17 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
     }
     wgmma_commit();
   };
-  // O += P V for key tile t, issued: V is MN-major (its dims contiguous), 64 dims a box, 16
+  // O += P V for key tile n, issued: V is MN-major (its dims contiguous), 64 dims a box, 16
   // keys a step.
-  const auto issue_values = [&](int t) {
-    const unsigned v_at = v_tiles + stage_of(t) * kTileBytes;
-    barrier_wait(v_full(stage_of(t)), phase_of(t));
+  const auto issue_values = [&](unsigned n) {
+    const unsigned v_at = v_tiles + stage_of(n) * kTileBytes;
+    barrier_wait(v_full(stage_of(n)), phase_of(n));
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
       Wgmma<head_dim, 1>::run(o, p[kk], smem_descriptor(v_at + kk * 16 * kSlab, kKvSlab, 1024),
                               true, T{});
     }
     wgmma_commit();
-  };
-
-  // Tile t's scores to weights: base-2 logits (or, scaled late, as they are), hidden ones to
-  // -inf, then the online softmax. Only tiles at an edge (the sequence's end, the diagonal, the window's start)
-  // look at each score's position. Leaves O's rescale in `rescale`.
-  float rescale[2];
-  const int first_row = m0 + 64 * half;
-  const auto soften = [&](int t) {
-    const int n0 = n_begin + t * kKeys;
-    const bool edge = n0 + kKeys > len_k || (causal && n0 + kKeys - 1 > first_row + shift) ||
-                      (windowed && n0 < first_row + 63 + shift - window_left);
-#pragma unroll
-    for (int g = 0; g < kKeyGroups; ++g) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[g][e];
-        if (soft_capped) x = soft_cap * tanh_approx(x * scale / soft_cap) * kLog2e;
-        if (edge) {
-          const int i = row0 + (e >= 2 ? 8 : 0);
-          const int j = n0 + g * 8 + (lane % 4) * 2 + (e & 1);
-          if (j >= len_k || (causal && j > i + shift) ||
-              (windowed && j < i + shift - window_left)) {
-            x = negative_infinity();
-          }
-        }
-        s[g][e] = x;
-      }
-    }
-    flash_softmax_step(s, m_run, l_run, rescale, exp_scale);
   };
   // O rescaled, and the weights as A fragments (16 keys a step: the m16n8k16 A layout is two
   // n-groups of S side by side), rounded to the inputs' type.
@@ -243,11 +251,8 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
       p[kk][3] = pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T{});
     }
   };
-
-  // Tile t's scores are computed while tile t - 1's weights multiply V, and its softmax
-  // runs while they still do: O's rescale for tile t waits for that product. With overlap
-  // 2 the consumers take turns to issue their products (named barriers 1 and 2, the first
-  // turn the first consumer's).
+  // With overlap 2 the consumers take turns to issue their products (named barriers 1 and 2,
+  // each item's first turn the first consumer's).
   const auto take_turn = [&] {
     if constexpr (overlap == 2) {
       if (half == 0) {
@@ -266,49 +271,111 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
       }
     }
   };
-  if (half == 1) {
-    if constexpr (overlap == 2) asm volatile("bar.arrive 1, 256;" ::: "memory");
-  }
-  take_turn();
-  wgmma_fence();
-  issue_scores(0);
-  pass_turn();
-  wgmma_wait<0>();
-  wgmma_hold(s);
-  if (lane == 0) barrier_arrive(k_empty(stage_of(0)));
-  soften(0);
-  weigh();
-  for (int t = 1; t < tiles; ++t) {
+
+  unsigned n = 0;       // key tiles used so far
+  unsigned loaded = 0;  // items whose Q was used
+  for_each_item(items, [&](unsigned r) {
+    const Item w = describe(r);
+    T* out_base = out + (static_cast<unsigned long long>(w.seq) * len_q * q_heads + w.head) *
+                            head_dim;
+    const int first_row = w.m0 + 64 * half;
+    if (w.n_begin >= w.n_end) {  // no key in sight: zeros, as for a row whose keys are all hidden
+      for (int i = static_cast<int>(threadIdx.x % 128); i < 64 * head_dim; i += 128) {
+        const int row = first_row + i / head_dim;
+        if (row < len_q) out_base[row * q_stride + i % head_dim] = T(0.0f);
+      }
+      return;
+    }
+    const int tiles = (w.n_end - w.n_begin + kKeys - 1) / kKeys;
+    const int row0 = first_row + 16 * warp + lane / 4;  // of s[.][0..1]; row0 + 8 of [2..3]
+#pragma unroll
+    for (int g = 0; g < kDimGroups; ++g) o[g][0] = o[g][1] = o[g][2] = o[g][3] = 0.0f;
+    m_run[0] = m_run[1] = negative_infinity();
+    l_run[0] = l_run[1] = 0.0f;
+
+    // Tile t's scores to weights: base-2 logits (or, scaled late, as they are), hidden ones to
+    // -inf, then the online softmax. Only tiles at an edge (the sequence's end, the diagonal,
+    // the window's start) look at each score's position. Leaves O's rescale in `rescale`.
+    const auto soften = [&](int t) {
+      const int n0 = w.n_begin + t * kKeys;
+      const bool edge = n0 + kKeys > len_k || (causal && n0 + kKeys - 1 > first_row + shift) ||
+                        (windowed && n0 < first_row + 63 + shift - window_left);
+#pragma unroll
+      for (int g = 0; g < kKeyGroups; ++g) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          float x = s[g][e];
+          if (soft_capped) x = soft_cap * tanh_approx(x * scale / soft_cap) * kLog2e;
+          if (edge) {
+            const int i = row0 + (e >= 2 ? 8 : 0);
+            const int j = n0 + g * 8 + (lane % 4) * 2 + (e & 1);
+            if (j >= len_k || (causal && j > i + shift) ||
+                (windowed && j < i + shift - window_left)) {
+              x = negative_infinity();
+            }
+          }
+          s[g][e] = x;
+        }
+      }
+      flash_softmax_step(s, m_run, l_run, rescale, exp_scale);
+    };
+
+    // Tile t's scores are computed while tile t - 1's weights multiply V, and its softmax runs
+    // while they still do: O's rescale for tile t waits for that product. Once the item's
+    // last scores are in, Q's buffer is the producer's again.
+    barrier_wait(q_full, loaded & 1);
+    ++loaded;
+    if (half == 1) {
+      if constexpr (overlap == 2) asm volatile("bar.arrive 1, 256;" ::: "memory");
+    }
+    take_turn();
+    wgmma_fence();
+    issue_scores(n);
+    pass_turn();
+    wgmma_wait<0>();
     wgmma_hold(s);
+    if (lane == 0) {
+      barrier_arrive(k_empty(stage_of(n)));
+      if (tiles == 1) barrier_arrive(q_empty);
+    }
+    soften(0);
+    weigh();
+    for (int t = 1; t < tiles; ++t) {
+      wgmma_hold(s);
+      wgmma_hold(o);
+      wgmma_hold(p);
+      take_turn();
+      wgmma_fence();
+      issue_scores(n + t);
+      issue_values(n + t - 1);
+      pass_turn();
+      wgmma_wait<1>();
+      wgmma_hold(s);
+      if (lane == 0) {
+        barrier_arrive(k_empty(stage_of(n + t)));
+        if (t == tiles - 1) barrier_arrive(q_empty);
+      }
+      soften(t);
+      wgmma_wait<0>();
+      wgmma_hold(o);
+      if (lane == 0) barrier_arrive(v_empty(stage_of(n + t - 1)));
+      weigh();
+    }
     wgmma_hold(o);
     wgmma_hold(p);
     take_turn();
     wgmma_fence();
-    issue_scores(t);
-    issue_values(t - 1);
-    pass_turn();
-    wgmma_wait<1>();
-    wgmma_hold(s);
-    if (lane == 0) barrier_arrive(k_empty(stage_of(t)));
-    soften(t);
+    issue_values(n + tiles - 1);
+    // Every turn is taken: the second consumer's last would be waited for by no one.
+    if (half == 0) pass_turn();
     wgmma_wait<0>();
     wgmma_hold(o);
-    if (lane == 0) barrier_arrive(v_empty(stage_of(t - 1)));
-    weigh();
-  }
-  wgmma_hold(o);
-  wgmma_hold(p);
-  take_turn();
-  wgmma_fence();
-  issue_values(tiles - 1);
-  // Every turn is taken: the second consumer's last would be waited for by no one.
-  if (half == 0) pass_turn();
-  wgmma_wait<0>();
-  wgmma_hold(o);
-  if (lane == 0) barrier_arrive(v_empty(stage_of(tiles - 1)));
+    if (lane == 0) barrier_arrive(v_empty(stage_of(n + tiles - 1)));
+    n += static_cast<unsigned>(tiles);
 
-  // Each row's sum over its four lanes, then the output; a row that saw no key gives zeros.
-  flash_store_rows(out_base, q_stride, row0, len_q, o, l_run);
+    // Each row's sum over its four lanes, then the output; a row that saw no key gives zeros.
+    flash_store_rows(out_base, q_stride, row0, len_q, o, l_run);
+  });
 #else
   __trap();  // the op launches this only where the target has wgmma
 #endif

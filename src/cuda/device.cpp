@@ -55,6 +55,16 @@ DeviceInfo device_info(int ordinal) {
   return info;
 }
 
+int multiprocessor_count(int ordinal) {
+  const DriverApi& api = driver();
+  CUdevice device = 0;
+  check(api.cuDeviceGet(&device, ordinal), ErrorCode::CudaError, "cuDeviceGet");
+  int value = 0;
+  check(api.cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+        ErrorCode::CudaError, "cuDeviceGetAttribute");
+  return value;
+}
+
 Device::Device(int ordinal) : info_(device_info(ordinal)) {
   const DriverApi& api = driver();
   CUdevice device = 0;

@@ -227,12 +227,14 @@ TYPED_TEST(AttentionGpu, LongSequence4099) {
   }
 }
 
-// Sequences of one length at head dim 128 (the copy-engine kernel on Hopper), long enough that
-// the key tiles cycle through their stages several times, with a window and a soft-cap.
+// Sequences of one length at head dims 64 and 128 (the copy-engine kernel on Hopper), long
+// enough that the key tiles cycle through their stages several times, with a window and a
+// soft-cap.
 TYPED_TEST(AttentionGpu, ManyKeyTilesWindowAndSoftCap) {
   for (const int window : {-1, 200}) {
     for (const bool causal : {false, true}) {
       Case c;
+      c.head_dim = causal == (window >= 0) ? 64 : 128;
       c.q_heads = 4;
       c.kv_heads = 1;
       c.q_lens = {520, 520};
@@ -243,6 +245,24 @@ TYPED_TEST(AttentionGpu, ManyKeyTilesWindowAndSoftCap) {
         c.options.scale = 0.3F;
         c.options.soft_cap = 20.0F;
       }
+      this->check(c);
+    }
+  }
+}
+
+// More query tiles than a GPU has multiprocessors (2 x 32 heads x 3 tiles), so that the
+// copy-engine kernel's blocks take several items each; with more queries than keys and a
+// causal mask, the first two tiles of each head see no key at all.
+TYPED_TEST(AttentionGpu, MoreTilesThanMultiprocessors) {
+  for (const int d : {64, 128}) {
+    for (const bool causal : {false, true}) {
+      Case c;
+      c.head_dim = d;
+      c.q_heads = 32;
+      c.kv_heads = 8;
+      c.q_lens = {300, 300};
+      c.k_lens = causal ? std::vector<int>{40, 40} : std::vector<int>{260, 260};
+      c.options.causal = causal;
       this->check(c);
     }
   }

@@ -49,30 +49,34 @@ using Attention = void(const T* q, const T* k, const T* v, const int* cu_q, cons
                        long long mask_head, long long mask_row, int mask_rows, int mask_cols,
                        float scale, float soft_cap, int window_left);
 
-// attention_tma (sm_90a, head dim 128, no mask): a block of three warpgroups takes kTmaRows
-// queries of one head, the copy engine bringing Q once and K and V tiles of kTmaKeys keys
-// into kTmaStages stages each.
+// attention_tma (sm_90a, head dim 64 or 128, no mask): blocks of three warpgroups take items
+// of kTmaRows queries of one head in turn, the copy engine bringing each item's Q and K and V
+// tiles of kTmaKeys keys into kTmaStages stages each.
 inline constexpr unsigned kTmaThreads = 384;
 inline constexpr int kTmaRows = 128;
 inline constexpr int kTmaKeys = 128;
 inline constexpr int kTmaStages = 2;
-inline constexpr int kTmaHeadDim = 128;
+inline constexpr int kTmaMaxHeadDim = 128;
 // Q, the stages of K and V, the 1024 bytes that align them and the barriers.
+template <int HeadDim>
 inline constexpr unsigned kTmaSharedBytes =
-    (kTmaRows + 2 * kTmaStages * kTmaKeys) * kTmaHeadDim * 2 + 1024 + 8 * (1 + 4 * kTmaStages);
+    (kTmaRows + 2 * kTmaStages * kTmaKeys) * HeadDim * 2 + 1024 + 8 * (2 + 4 * kTmaStages);
 
 // int, default 2: attention_tma's consumers compute a tile's scores while the last tile's
 // weights multiply V, and run its softmax while they still do; with 2 they also take turns to
 // issue their products, with 1 they do not. A knob that `ops::tune` may set for a shape.
 inline constexpr int kOverlap = 303;
 
-// One block per (query tile, query head), grid (batch * ceil(len_q / kTmaRows), q_heads);
-// every sequence has len_q queries and len_k keys. The maps see q, k and v as [batch, len,
-// heads * head_dim] (3-D, so that a box stops at its sequence's end), boxes of 64 elements
-// by kTmaRows or kTmaKeys rows.
+// The work is an item a (query tile, sequence, query head), batch * ceil(len_q / kTmaRows) *
+// q_heads of them, which a grid of any size shares out (a block a multiprocessor, or one an
+// item); every sequence has len_q queries and len_k keys. The items go in sections of
+// `section` (sequence, head) pairs, heads the faster, a multiple of q_heads / kv_heads that
+// divides q_heads (the op takes the heads of one KV head). The maps see q, k and v as [batch,
+// len, heads * head_dim] (3-D, so that a box stops at its sequence's end), boxes of 64
+// elements by kTmaRows or kTmaKeys rows.
 template <class T>
 using AttentionTma = void(TensorMap q_map, TensorMap k_map, TensorMap v_map, T* out,
-                          unsigned kv_heads, int len_q, int len_k, float scale, float soft_cap,
-                          int window_left);
+                          unsigned batch, unsigned q_heads, unsigned kv_heads, unsigned section,
+                          int len_q, int len_k, float scale, float soft_cap, int window_left);
 
 }  // namespace kreg::contracts::attention
