@@ -1,8 +1,9 @@
 // Attention, bfloat16. Prefill (ops::attention) over one sequence of 4096 or 8192 tokens,
-// causal and not: the time of one call and its TFLOP/s (4 len^2 heads head_dim flops, half of
-// them with the causal mask). Decode over a paged KV cache (ops::decode_attention), 32 query
-// heads over 8 KV heads of 128, pages of 16 tokens in a shuffled order: the time of one call
-// and the KV bandwidth it reaches, against a device-to-device copy measured in the same run.
+// causal and not, one KV head a query head and (GQA) one for four: the time of one call and its
+// TFLOP/s (4 len^2 heads head_dim flops, half of them with the causal mask). Decode over a paged KV
+// cache (ops::decode_attention), 32 query heads over 8 KV heads of 128, pages of 16 tokens in a
+// shuffled order: the time of one call and the KV bandwidth it reaches, against a device-to-device
+// copy measured in the same run.
 //
 //   kreg_attention_bench
 //
@@ -46,21 +47,26 @@ int main() {
       int heads;
       int dim;
       bool causal;
+      int kv_heads = 0;  // 0: as many as query heads
     };
-    for (const Prefill& p : {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
-                             Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true},
-                             Prefill{4096, 32, 64, false}, Prefill{4096, 32, 64, true},
-                             Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true}}) {
+    for (const Prefill& p :
+         {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
+          Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true}, Prefill{4096, 32, 64, false},
+          Prefill{4096, 32, 64, true}, Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true},
+          Prefill{4096, 32, 128, false, 8}, Prefill{4096, 32, 128, true, 8}}) {
+      const int kv_heads = p.kv_heads > 0 ? p.kv_heads : p.heads;
       const Array q = random_array({1, p.tokens, p.heads, p.dim}, 4);
-      const Array k = random_array({1, p.tokens, p.heads, p.dim}, 5);
-      const Array v = random_array({1, p.tokens, p.heads, p.dim}, 6);
+      const Array k = random_array({1, p.tokens, kv_heads, p.dim}, 5);
+      const Array v = random_array({1, p.tokens, kv_heads, p.dim}, 6);
       kreg::ops::AttentionOptions options;
       options.causal = p.causal;
       const auto [eager, graph] =
           time_call(stream, [&] { kreg::ops::attention(q, k, v, options).eval(); });
       const double flops = 4.0 * p.tokens * p.tokens * p.heads * p.dim * (p.causal ? 0.5 : 1.0);
-      const std::string name = std::to_string(p.heads) + " x " + std::to_string(p.tokens) + " x " +
-                               std::to_string(p.dim) + (p.causal ? " causal" : "");
+      const std::string name = std::to_string(p.heads) +
+                               (p.kv_heads > 0 ? " / " + std::to_string(kv_heads) + " kv" : "") +
+                               " x " + std::to_string(p.tokens) + " x " + std::to_string(p.dim) +
+                               (p.causal ? " causal" : "");
       std::printf("%-40s %12.1f %12.1f %10.1f\n", name.c_str(), eager * 1e3, graph * 1e3,
                   flops / (graph * 1e-3) / 1e12);
     }

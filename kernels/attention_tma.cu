@@ -3,12 +3,12 @@
 // allow.
 //
 // The work comes in items of 128 queries of one head; a block (of three warpgroups, one a
-// multiprocessor) takes its share of them in turn. The first warpgroup's first thread is the
-// producer: for each item it has the copy engine bring Q, once the consumers are done with the
-// last item's, then each 128-key tile of K and of V into a ring of two stages that runs on
-// from item to item, each copy counted on that stage's "full" barrier, refilling a stage once
-// its "empty" barrier says both consumers are done with it; so an item's first tiles arrive
-// while the last one's products and output are still under way.
+// multiprocessor) takes its share of them in turn (for_each_item). The first warpgroup's first
+// thread is the producer: for each item it has the copy engine bring Q, once the consumers are
+// done with the last item's, then each 128-key tile of K and of V into a ring of two stages
+// that runs on from item to item, each copy counted on that stage's "full" barrier, refilling a
+// stage once its "empty" barrier says both consumers are done with it; so an item's first
+// tiles arrive while the last one's products and output are still under way.
 // The other two warpgroups are the consumers, 64 queries each: S = Q K^T with both operands in
 // shared memory, the scale, soft-cap and causal or window bounds applied to the float scores,
 // an online softmax in base 2, then O += P V with P rounded to the inputs' type from the
@@ -57,21 +57,45 @@ constexpr unsigned kQSlab = kRows * kSlab;              // one box of Q
 constexpr unsigned kKvSlab = kKeys * kSlab;             // one box of K or V
 constexpr int kKeyGroups = kKeys / 8;                   // n-groups of S
 constexpr int kDimGroups = head_dim / 8;                // n-groups of O
+constexpr bool kPaired = causal || windowed;            // items of unequal cost
 constexpr float kLog2e = 1.4426950408889634f;
 static_assert(kQBytes + 2 * kStages * kTileBytes + 1024 + 8 * (2 + 4 * kStages) <=
                   c::kTmaSharedBytes<head_dim>,
               "the tiles fit what the op asks for");
 
-// Calls body(r) for each of this block's items r < items, in turn: items b, 2G - 1 - b, 2G +
-// b, ... of a grid of G, each round of G the other way round, so that where the items grow
-// shorter (a causal mask, the last tiles first) the long and the short even out.
+// Calls body(seq_head, tile) for each of this block's items (query tile `tile` of `tiles` of
+// the (sequence, head) pair `seq_head`), in turn.
+// - Where a tile's keys depend on its place (a causal mask, a window) and blocks take several
+//   items, a block takes a pair's tiles two by two, the last with the first, the last but one
+//   with the second, ...: couples b, b + G, ... of a grid of G, pair by pair, of about equal
+//   cost, so that the grid evens out whatever the shape. (Single items shared out by turns
+//   even out only where each round holds tiles of every length: for 16 heads x 4096 causal,
+//   or 32 query heads on 8 KV heads, a model of it gives 1.5-1.8x the even time, and GPUs took
+//   1.5x.)
+// - Otherwise the (sequence, head) pairs go in groups of `group` (the query heads of one KV
+//   head), whose tiles go side by side, last tiles first, so that its keys and values come
+//   from L2 for all but the first; block b takes items b, 2G - 1 - b, 2G + b, ..., each round
+//   the other way round. (Groups of 8 or 32 heads, more keys in flight than L2 keeps, were
+//   4-8% slower, and 32 query heads on 8 KV heads taken head by head 5-10%.)
 template <class Body>
-__device__ inline void for_each_item(unsigned items, Body&& body) {
+__device__ inline void for_each_item(unsigned seq_heads, unsigned tiles, unsigned group,
+                                     Body&& body) {
+  if (kPaired && seq_heads * tiles > gridDim.x) {
+    const unsigned couples = (tiles + 1) / 2;  // a pair's; with odd tiles the middle alone
+    for (unsigned u = blockIdx.x; u < seq_heads * couples; u += gridDim.x) {
+      const unsigned i = u % couples;
+      body(u / couples, tiles - 1 - i);
+      if (i != tiles - 1 - i) body(u / couples, i);
+    }
+    return;
+  }
+  const unsigned span = group * tiles;
   for (unsigned round = 0;; ++round) {
-    const unsigned r = round * gridDim.x +
-                       (round % 2 == 0 ? blockIdx.x : gridDim.x - 1 - blockIdx.x);
-    if (r >= items) break;
-    body(r);
+    const unsigned r =
+        round * gridDim.x + (round % 2 == 0 ? blockIdx.x : gridDim.x - 1 - blockIdx.x);
+    if (r >= seq_heads * tiles) break;
+    const unsigned within = r % span;
+    body(r / span * group + within % group, tiles - 1 - within / group);
   }
 }
 
@@ -82,8 +106,8 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
     attention_tma(const __grid_constant__ kreg::contracts::TensorMap q_map,
                   const __grid_constant__ kreg::contracts::TensorMap k_map,
                   const __grid_constant__ kreg::contracts::TensorMap v_map, T* __restrict__ out,
-                  unsigned batch, unsigned q_heads, unsigned kv_heads, unsigned section,
-                  int len_q, int len_k, float scale, float soft_cap, int window_left) {
+                  unsigned batch, unsigned q_heads, unsigned kv_heads, int len_q, int len_k,
+                  float scale, float soft_cap, int window_left) {
   KREG_SIGNATURE(attention_tma<T>, kreg::contracts::attention::AttentionTma<T>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace kreg;
@@ -101,31 +125,21 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
   auto k_empty = [&](unsigned s) { return bars + 8 * (2 + 2 * kStages + s); };
   auto v_empty = [&](unsigned s) { return bars + 8 * (2 + 3 * kStages + s); };
 
-  // The work items, one a (query tile, sequence, query head), in the order they should start.
-  // The (sequence, head) lanes, heads the faster, go in sections of `section` (the op's: the
-  // query heads of one KV head, whose keys and values then come from L2 but for the first); a
-  // section's items go last tiles first (with a causal mask they see the most keys), the lanes
-  // of a tile side by side.
-  const int tiles_q = (len_q + kRows - 1) / kRows;
-  const unsigned lanes = batch * q_heads;
-  const unsigned items = lanes * static_cast<unsigned>(tiles_q);
-  const unsigned section_items = section * static_cast<unsigned>(tiles_q);
-  const unsigned full_sections = lanes / section;
+  // The work items, one a (query tile, sequence, query head), in for_each_item's order.
+  const unsigned tiles_q = static_cast<unsigned>((len_q + kRows - 1) / kRows);
+  const unsigned seq_heads = batch * q_heads;
+  const unsigned group = q_heads / kv_heads;  // the query heads of a KV head
   // Query i's own position among the keys: the last query is the last key.
   const int shift = len_k - len_q;
   struct Item {
     int seq, m0, n_begin, n_end;
     unsigned head;
   };
-  const auto describe = [&](unsigned r) {
+  const auto describe = [&](unsigned seq_head, unsigned tile) {
     Item w;
-    const unsigned at = r / section_items;
-    const unsigned width = at < full_sections ? section : lanes - full_sections * section;
-    const unsigned within = r - at * section_items;
-    const unsigned lane = at * section + within % width;
-    w.head = lane % q_heads;
-    w.seq = static_cast<int>(lane / q_heads);
-    w.m0 = (tiles_q - 1 - static_cast<int>(within / width)) * kRows;
+    w.head = seq_head % q_heads;
+    w.seq = static_cast<int>(seq_head / q_heads);
+    w.m0 = static_cast<int>(tile) * kRows;
     w.n_end = len_k;
     if (causal && w.m0 + kRows + shift < w.n_end) w.n_end = w.m0 + kRows + shift;
     w.n_begin = 0;
@@ -162,11 +176,11 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
     tensor_map_prefetch(&v_map);
     unsigned n = 0;       // key tiles brought so far
     unsigned loaded = 0;  // items whose Q was brought
-    for_each_item(items, [&](unsigned r) {
-      const Item w = describe(r);
+    for_each_item(seq_heads, tiles_q, group, [&](unsigned seq_head, unsigned tile) {
+      const Item w = describe(seq_head, tile);
       if (w.n_begin >= w.n_end) return;
       const int q_x = static_cast<int>(w.head) * head_dim;
-      const int kv_x = static_cast<int>(w.head / (q_heads / kv_heads)) * head_dim;
+      const int kv_x = static_cast<int>(w.head / group) * head_dim;
       // The next Q once both consumers have their last scores of the item before.
       if (loaded > 0) barrier_wait(q_empty, (loaded - 1) & 1);
       barrier_expect(q_full, kQBytes);
@@ -274,8 +288,8 @@ __global__ void __launch_bounds__(kreg::contracts::attention::kTmaThreads, 1)
 
   unsigned n = 0;       // key tiles used so far
   unsigned loaded = 0;  // items whose Q was used
-  for_each_item(items, [&](unsigned r) {
-    const Item w = describe(r);
+  for_each_item(seq_heads, tiles_q, group, [&](unsigned seq_head, unsigned tile) {
+    const Item w = describe(seq_head, tile);
     T* out_base = out + (static_cast<unsigned long long>(w.seq) * len_q * q_heads + w.head) *
                             head_dim;
     const int first_row = w.m0 + 64 * half;

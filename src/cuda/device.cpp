@@ -3,6 +3,9 @@
 #include "core/log.hpp"
 #include "cuda/driver_api.hpp"
 
+#include <array>
+#include <atomic>
+
 namespace kreg::cuda {
 
 bool driver_available(std::string* why) noexcept {
@@ -56,12 +59,19 @@ DeviceInfo device_info(int ordinal) {
 }
 
 int multiprocessor_count(int ordinal) {
+  // Asked of the driver once a GPU: ops size their grids by it on every call.
+  static std::array<std::atomic<int>, kMaxDevices> known{};
+  const bool kept = ordinal >= 0 && ordinal < kMaxDevices;
+  if (kept) {
+    if (const int value = known[ordinal].load(std::memory_order_relaxed); value > 0) return value;
+  }
   const DriverApi& api = driver();
   CUdevice device = 0;
   check(api.cuDeviceGet(&device, ordinal), ErrorCode::CudaError, "cuDeviceGet");
   int value = 0;
   check(api.cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
         ErrorCode::CudaError, "cuDeviceGetAttribute");
+  if (kept) known[ordinal].store(value, std::memory_order_relaxed);
   return value;
 }
 

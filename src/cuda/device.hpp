@@ -27,7 +27,7 @@ int driver_version() noexcept;
 int device_count() noexcept;
 // Throws NoDevice for an ordinal that does not exist.
 DeviceInfo device_info(int ordinal);
-// The multiprocessors of a GPU that exists (two driver queries, without device_info's name).
+// The multiprocessors of a GPU that exists, asked of the driver once and kept.
 int multiprocessor_count(int ordinal);
 // Throws InvalidArgument for a negative ordinal, or for one past the last GPU when a driver is
 // present to tell (without one, whatever needs the GPU later reports NoDevice).

@@ -165,11 +165,6 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
     auto call = std::make_shared<KernelCall>(
         tma_entry, constants, Dim3{static_cast<unsigned>(blocks)}, Dim3{c::kTmaThreads});
     call->shared_bytes(l.head_dim == 64 ? c::kTmaSharedBytes<64> : c::kTmaSharedBytes<128>);
-    // A section a KV head: the query heads that share it take their tiles side by side, so
-    // that its keys and values come from L2 for all but the first (on an H100, sections of 8
-    // or 32 heads were 4-8% slower without a mask and, shared out by turns, 1.2-1.5x slower
-    // with a causal one).
-    const std::int64_t section = l.q_heads / l.kv_heads;
     const auto u = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
     // [batch, len, heads * head_dim], boxes of 64 columns by a tile's rows.
     const auto map = [&](const Array& x, std::int64_t heads, std::int64_t len, int rows) {
@@ -182,8 +177,8 @@ Array run(const std::string& op, const Array& q, const Array& k, const Array& v,
         map(q, l.q_heads, fixed_q, c::kTmaRows), map(k, l.kv_heads, fixed_k, c::kTmaKeys),
         map(v, l.kv_heads, fixed_k, c::kTmaKeys), Out{0}, static_cast<unsigned>(l.batch),
         static_cast<unsigned>(l.q_heads), static_cast<unsigned>(l.kv_heads),
-        static_cast<unsigned>(section), static_cast<int>(fixed_q), static_cast<int>(fixed_k), scale,
-        options.soft_cap, options.window_left);
+        static_cast<int>(fixed_q), static_cast<int>(fixed_k), scale, options.soft_cap,
+        options.window_left);
     return KernelCall::launch(call, {{q.shape(), q.dtype()}})[0];
   }
 

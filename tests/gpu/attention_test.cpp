@@ -266,6 +266,20 @@ TYPED_TEST(AttentionGpu, MoreTilesThanMultiprocessors) {
       this->check(c);
     }
   }
+  // Items of unequal cost, more than blocks: taken in pairs of a head's tiles, with an even
+  // (768) and an odd (600) number of tiles a head.
+  for (const int len : {768, 600}) {
+    Case c;
+    c.q_heads = 16;
+    c.kv_heads = 4;
+    c.q_lens = {len, len};
+    c.k_lens = {len, len};
+    c.options.causal = true;
+    this->check(c);
+    c.options.causal = false;
+    c.options.window_left = 200;
+    this->check(c);
+  }
 }
 
 TYPED_TEST(AttentionGpu, FewerQueriesThanKeysAlignAtTheEnd) {

@@ -69,14 +69,12 @@ inline constexpr int kOverlap = 303;
 
 // The work is an item a (query tile, sequence, query head), batch * ceil(len_q / kTmaRows) *
 // q_heads of them, which a grid of any size shares out (a block a multiprocessor, or one an
-// item); every sequence has len_q queries and len_k keys. The items go in sections of
-// `section` (sequence, head) pairs, heads the faster, a multiple of q_heads / kv_heads that
-// divides q_heads (the op takes the heads of one KV head). The maps see q, k and v as [batch,
-// len, heads * head_dim] (3-D, so that a box stops at its sequence's end), boxes of 64
-// elements by kTmaRows or kTmaKeys rows.
+// item); every sequence has len_q queries and len_k keys, and q_heads is a multiple of
+// kv_heads. The maps see q, k and v as [batch, len, heads * head_dim] (3-D, so that a box
+// stops at its sequence's end), boxes of 64 elements by kTmaRows or kTmaKeys rows.
 template <class T>
 using AttentionTma = void(TensorMap q_map, TensorMap k_map, TensorMap v_map, T* out,
-                          unsigned batch, unsigned q_heads, unsigned kv_heads, unsigned section,
-                          int len_q, int len_k, float scale, float soft_cap, int window_left);
+                          unsigned batch, unsigned q_heads, unsigned kv_heads, int len_q,
+                          int len_k, float scale, float soft_cap, int window_left);
 
 }  // namespace kreg::contracts::attention
