@@ -2,11 +2,16 @@
 
 #include "cuda/driver_api.hpp"
 
+#include <kreg/kernel.hpp>
+
 #include <string>
 
 namespace kreg::cuda {
 
-void allow_dynamic_shared_memory(void* kernel, std::size_t bytes, int device) {
+void allow_dynamic_shared_memory(const Kernel& kernel, std::size_t dynamic_bytes, int device) {
+  constexpr std::size_t kDefault = std::size_t{48} * 1024;
+  const auto static_bytes = static_cast<std::size_t>(kernel.attributes().static_shared_bytes);
+  if (static_bytes + dynamic_bytes <= kDefault) return;
   const DriverApi& api = driver();
   CUdevice handle = 0;
   check(api.cuDeviceGet(&handle, device), ErrorCode::CudaError, "cuDeviceGet");
@@ -14,14 +19,18 @@ void allow_dynamic_shared_memory(void* kernel, std::size_t bytes, int device) {
   check(api.cuDeviceGetAttribute(&limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                  handle),
         ErrorCode::CudaError, "cuDeviceGetAttribute");
-  if (bytes > static_cast<std::size_t>(limit)) {
+  if (static_bytes + dynamic_bytes > static_cast<std::size_t>(limit)) {
     throw Error(ErrorCode::LaunchError,
-                std::to_string(bytes) + " bytes of shared memory requested; GPU " +
-                    std::to_string(device) + " allows at most " + std::to_string(limit));
+                "'" + kernel.label() + "': " + std::to_string(dynamic_bytes) +
+                    " bytes of dynamic shared memory requested beside its " +
+                    std::to_string(static_bytes) + " static; GPU " + std::to_string(device) +
+                    " allows at most " + std::to_string(limit) + " in all");
   }
   check(api.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(bytes), static_cast<CUkernel>(kernel), handle),
-        ErrorCode::LaunchError, "allowing " + std::to_string(bytes) + " bytes of shared memory");
+                                 static_cast<int>(dynamic_bytes),
+                                 static_cast<CUkernel>(kernel.native_handle()), handle),
+        ErrorCode::LaunchError,
+        "allowing " + std::to_string(dynamic_bytes) + " bytes of dynamic shared memory");
 }
 
 }  // namespace kreg::cuda

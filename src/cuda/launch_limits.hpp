@@ -3,10 +3,16 @@
 
 #include <cstddef>
 
+namespace kreg {
+class Kernel;
+}
+
 namespace kreg::cuda {
 
-// Lets `kernel` (a CUkernel) use `bytes` of dynamic shared memory per block on `device`;
-// above 48 KiB the driver requires this opt-in. Throws LaunchError when the device has less.
-void allow_dynamic_shared_memory(void* kernel, std::size_t bytes, int device);
+// Lets `kernel` launch with `dynamic_bytes` of dynamic shared memory per block on `device`.
+// The driver's default allows 48 KiB less the kernel's static shared memory, so the opt-in
+// is made when static and dynamic memory together pass 48 KiB. Throws LaunchError when the
+// device has less than the two together.
+void allow_dynamic_shared_memory(const Kernel& kernel, std::size_t dynamic_bytes, int device);
 
 }  // namespace kreg::cuda

@@ -79,9 +79,7 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
   const std::size_t carved = variant->carved_bytes(device);
   const std::size_t shared =
       carved == 0 ? shared_memory : ((shared_memory + 15) & ~std::size_t{15}) + carved;
-  if (shared > std::size_t{48} * 1024) {
-    cuda::allow_dynamic_shared_memory(kernel.native_handle(), shared, device);
-  }
+  cuda::allow_dynamic_shared_memory(kernel, shared, device);
 
   array::Parameters& params = launch.parameters();
   for (std::size_t i = 0; i < inputs.size(); ++i) {

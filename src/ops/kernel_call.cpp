@@ -78,10 +78,7 @@ void KernelCall::launch_next(const Kernel& kernel, const array::ArrayLaunch& lau
       case Arg::Kind::Map: break;  // refused by then()
     }
   }
-  if (next_->shared_bytes_ > std::size_t{48} * 1024) {
-    cuda::allow_dynamic_shared_memory(kernel.native_handle(), next_->shared_bytes_,
-                                      stream_.device());
-  }
+  cuda::allow_dynamic_shared_memory(kernel, next_->shared_bytes_, stream_.device());
   cuda::launch_dependent(kernel, next_->grid_, next_->block_, next_->shared_bytes_,
                          stream_.native(), params.pointers(), next_->sizes_, next_->count_);
 }
@@ -131,9 +128,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
         }
       }
     }
-    if (shared_bytes_ > std::size_t{48} * 1024) {
-      cuda::allow_dynamic_shared_memory(kernel->native_handle(), shared_bytes_, device);
-    }
+    cuda::allow_dynamic_shared_memory(*kernel, shared_bytes_, device);
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
     launch.launch(*kernel, grid_, block_, shared_bytes_, sizes_, count_);

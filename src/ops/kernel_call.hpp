@@ -114,7 +114,8 @@ class KernelCall final : public array::Primitive {
     count_ = Contract<Signature>::count;
   }
 
-  // Dynamic shared memory for the launch; above 48 KiB the kernel is let use it first.
+  // Dynamic shared memory for the launch; the kernel opts in first when its static and
+  // dynamic shared memory together pass 48 KiB.
   void shared_bytes(std::size_t bytes) { shared_bytes_ = bytes; }
 
   // A second kernel, launched right after this one and reading its outputs: `next` is a call

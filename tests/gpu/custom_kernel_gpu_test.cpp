@@ -376,5 +376,27 @@ TEST_F(CustomKernelGpu, LargeSharedMemory) {
   for (int k = 0; k < 16384; ++k) ASSERT_EQ(got[k], a[16383 - k]) << k;
 }
 
+// Under 48 KiB of dynamic shared memory, but over it with the kernel's static array: the
+// launch needs the opt-in all the same.
+TEST_F(CustomKernelGpu, StaticAndDynamicSharedMemoryTogetherPast48KiB) {
+  CustomKernel kernel("shared_split", {"a"}, {"out"},
+                      "__shared__ float low[8192];\n"  // 32 KiB, static
+                      "extern __shared__ float high[];\n"
+                      "uint t = thread_position_in_threadgroup.x;\n"
+                      "uint n = threads_per_threadgroup.x;\n"
+                      "for (uint k = t; k < 8192; k += n) low[k] = a[k];\n"
+                      "for (uint k = t; k < 6144; k += n) high[k] = a[8192 + k];\n"
+                      "threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+                      "for (uint k = t; k < 14336; k += n)\n"
+                      "  out[k] = k < 6144 ? high[6143 - k] : low[14335 - k];");
+  const auto a = random_vector<float>(14336, rng_);
+  ApplyOptions options = poisoned();
+  options.shared_memory = 6144 * sizeof(float);  // 24 KiB dynamic, 56 KiB in all
+  auto out = kernel.apply({Array::from_data(a, {14336})}, {OutputSpec{{14336}, Dtype::Float32}},
+                          Dim3{256}, Dim3{256}, options);
+  const auto got = out[0].to_vector<float>();
+  for (int k = 0; k < 14336; ++k) ASSERT_EQ(got[k], a[14335 - k]) << k;
+}
+
 }  // namespace
 }  // namespace kreg
