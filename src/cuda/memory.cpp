@@ -8,6 +8,7 @@
 #include "cuda/launch_journal.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -126,16 +127,21 @@ void warn(const char* what, CUresult result) noexcept {
 
 }  // namespace
 
-void warm_pool(int device) noexcept {
+void warm_pool(int device, bool only_if_live) noexcept {
+  // Set once a device's pool holds its first memory; a second warming would only churn it.
+  static std::array<std::atomic<bool>, kMaxDevices> warm{};
   try {
     const DriverApi* api = driver_api();
     if (api == nullptr || device < 0 || device >= kMaxDevices) return;
-    CUdevice native = 0;
-    unsigned flags = 0;
-    int active = 0;
-    if (api->cuDeviceGet(&native, device) != CUDA_SUCCESS ||
-        api->cuDevicePrimaryCtxGetState(native, &flags, &active) != CUDA_SUCCESS || active == 0) {
-      return;
+    if (warm[device].load(std::memory_order_acquire)) return;
+    if (only_if_live) {
+      CUdevice native = 0;
+      unsigned flags = 0;
+      int active = 0;
+      if (api->cuDeviceGet(&native, device) != CUDA_SUCCESS ||
+          api->cuDevicePrimaryCtxGetState(native, &flags, &active) != CUDA_SUCCESS || active == 0) {
+        return;
+      }
     }
     ContextScope context(device);
     CUmemoryPool pool = pool_for(device);
@@ -152,6 +158,8 @@ void warm_pool(int device) noexcept {
     }
     if (const CUresult r = api->cuStreamSynchronize(stream); r != CUDA_SUCCESS) {
       warn("warming the memory pool", r);
+    } else {
+      warm[device].store(true, std::memory_order_release);
     }
     if (const CUresult r = api->cuStreamDestroy(stream); r != CUDA_SUCCESS) {
       warn("cuStreamDestroy", r);

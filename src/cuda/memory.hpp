@@ -51,11 +51,13 @@ class Buffer {
   bool captured_ = false;  // allocated while `stream_` captured a graph: the graph's memory
 };
 
-// Maps the first memory of kreg's pool on `device` if the device's primary context is
-// already live (another library made it), so that the first array allocation there does not
-// pay for it: about 8 ms on an H200 host. Waits for it; meant for a background thread.
-// Creates no context; does nothing without a driver. Never throws.
-void warm_pool(int device) noexcept;
+// Maps the first memory of kreg's pool on `device`, so that the first array allocation there
+// does not pay for it: about 8 ms on an H200 host. Waits for it; meant for a background
+// thread. With `only_if_live`, does nothing unless the device's primary context is already
+// live (another library, or kreg's own loads, made it): registries are made in programs that
+// may never use the GPU, and a context costs far more than the pool. Once a device's pool is
+// warm, does nothing. Does nothing without a driver; never throws.
+void warm_pool(int device, bool only_if_live) noexcept;
 
 // Frees the buffers kept for reuse on `stream`; call before destroying it.
 void release_cached(int device, void* stream) noexcept;

@@ -40,7 +40,7 @@ void CompilerWarmUp::start(std::string arch, int device) {
   if (thread_.joinable()) return;
   thread_ = std::jthread([this, arch = std::move(arch), device](const std::stop_token& stop) {
     cuda::relax_capture_mode_on_this_thread();
-    cuda::warm_pool(device);  // the driver's work, beside NVRTC's
+    cuda::warm_pool(device, true);  // the driver's work, beside NVRTC's
 
     // NVRTC compiles one program at a time, so a compile asked for right after the registry
     // was made would only wait behind the warm-up and pay for both: such a compile starts

@@ -5,7 +5,9 @@
 #include "compiler/pch.hpp"
 #include "core/error_text.hpp"
 #include "core/log.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/kernel_factory.hpp"
+#include "cuda/memory.hpp"
 #include "registry/registry_impl.hpp"
 
 #include <kreg/error.hpp>
@@ -92,7 +94,16 @@ std::vector<std::string> RegistryImpl::prewarm_items(const std::vector<KernelReq
     return a.first < b.first;
   });
   std::vector<std::function<void()>> tasks;
-  tasks.reserve(groups.size());
+  tasks.reserve(groups.size() + 1);
+  if (load && !groups.empty()) {
+    // Prewarming is the program's load window: the first array allocation's mapping of
+    // memory belongs there too, and the loads below make the context anyway. (The registry's
+    // own warm-up skips it when the context was not live yet, as when kreg makes it here.)
+    tasks.emplace_back([device = options_.device] {
+      cuda::relax_capture_mode_on_this_thread();
+      cuda::warm_pool(device, false);
+    });
+  }
   for (const auto& [prefix, members] : order) {
     const std::vector<Resolved>& group = *members;
     tasks.emplace_back([this, &group, &finish, load, pooled] {
