@@ -2,7 +2,8 @@
 LlamaForCausalLM or Qwen3MoeForCausalLM, and compares the logits of the prefill's last token and
 of every decode step with kreg's. The reference is transformers in float32; transformers in
 bfloat16 against the same reference shows what bfloat16 alone costs. Then times transformers'
-prefill and decode steps (eager; with --compile, also torch.compile's prefill).
+prefill and decode steps (eager; with --compile, also torch.compile's prefill and transformers'
+compiled decode steps: greedy generate with a static cache).
 
     python3 examples/llm/check_transformers.py DIR [--runs N] [--compile]
 
@@ -29,6 +30,34 @@ def load_weights(folder, index):
         raw = np.fromfile(os.path.join(folder, w["name"] + ".bf16"), dtype=np.int16)
         weights[w["name"]] = torch.from_numpy(raw).view(torch.bfloat16).reshape(w["shape"])
     return weights
+
+
+def compiled_decode(model, prompt, steps, runs):
+    """transformers' own compiled decoding: greedy `generate` with a static KV cache, whose
+    decode steps transformers compiles (CUDA graphs through torch.compile) when its version
+    does. A step's time is the difference between generating steps + 1 tokens and 1 token
+    (the prefill alone), over steps."""
+    if steps < 1:
+        return "transformers generate: no decode steps to time"
+    ids = torch.tensor([prompt], device="cuda")
+
+    def generate_ms(new):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        with torch.no_grad():
+            model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False,
+                           cache_implementation="static", pad_token_id=0)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) * 1e3
+
+    first = generate_ms(steps + 1)  # compiles, when transformers compiles
+    generate_ms(steps + 1)
+    long = statistics.median(generate_ms(steps + 1) for _ in range(runs))
+    short = statistics.median(generate_ms(1) for _ in range(runs))
+    step = (long - short) / steps
+    return ("transformers generate, static cache (compiled decode steps): first call of %d "
+            "tokens %.1f ms; warm %.2f ms, 1 token %.2f ms: decode step %.3f ms (%.0f tokens/s)"
+            % (steps + 1, first, long, short, step, 1e3 / step))
 
 
 def main():
@@ -110,6 +139,8 @@ def main():
             warm_c.append((time.perf_counter() - t) * 1e3)
         print("transformers torch.compile: first prefill %.1f ms, warm median %.2f ms" % (
             first_c, statistics.median(warm_c)))
+        del compiled
+        print(compiled_decode(model, prompt, len(steps), args.runs))
     return 0 if ok else 1
 
 

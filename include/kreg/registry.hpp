@@ -110,7 +110,8 @@ class Registry {
 
   /// Makes the named kernels ready in parallel and returns how many are. Unknown names are
   /// skipped; failures are logged at debug level. Without a GPU, or for another arch than the
-  /// GPU's, kernels are compiled but not loaded.
+  /// GPU's, kernels are compiled but not loaded. A prewarm that loads also maps the first
+  /// memory of kreg's array pool on the GPU, so the first allocation after it is a plain one.
   std::size_t prewarm(const std::vector<std::string>& names, const ProgressCallback& progress = {});
   /// `prewarm({"a", "b"})`: without this overload a two-name list would also read as an
   /// iterator pair for the request form.
