@@ -20,6 +20,8 @@
 //                                   of MANIFEST before the GPU's context exists, then its
 //                                   first ops on its own memory (needs a GPU); -write runs the
 //                                   op once and writes MANIFEST
+#include "bench_support.hpp"
+
 #include <kreg/dlpack.hpp>
 #include <kreg/kreg.hpp>
 #include <kreg/ops.hpp>
@@ -35,7 +37,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -251,12 +252,6 @@ int first_launch() {
   return 0;
 }
 
-void check_cu(CUresult result, const char* what) {
-  if (result != CUDA_SUCCESS) {
-    throw std::runtime_error(std::string(what) + " failed: " + std::to_string(result));
-  }
-}
-
 // Memory of another framework, handed to kreg as DLPack does (kreg takes the wrapper's
 // ownership; the memory stays the caller's).
 kreg::Array foreign(CUdeviceptr address, std::int64_t* shape, int ndim, DLDataType dtype) {
@@ -281,27 +276,22 @@ int first_op(const std::string& manifest, bool write) {
     prewarmed = reg.prewarm_manifest(manifest);
     prewarm_ms = since(start);
   }
-  check_cu(cuInit(0), "cuInit");
-  CUdevice device = 0;
-  check_cu(cuDeviceGet(&device, 0), "cuDeviceGet");
-  CUcontext context = nullptr;
-  check_cu(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-  check_cu(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  kreg::bench::start_driver();
   static std::int64_t table_shape[2] = {32000, 2048};
   static std::int64_t ids_shape[1] = {512};
   CUdeviceptr table = 0;
   CUdeviceptr ids = 0;
-  check_cu(cuMemAlloc(&table, std::size_t{32000} * 2048 * 2), "cuMemAlloc");
-  check_cu(cuMemsetD16(table, 0x3f80, std::size_t{32000} * 2048), "cuMemsetD16");
-  check_cu(cuMemAlloc(&ids, std::size_t{512} * 4), "cuMemAlloc");
-  check_cu(cuMemsetD32(ids, 7, 512), "cuMemsetD32");
-  check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+  kreg::bench::require(cuMemAlloc(&table, std::size_t{32000} * 2048 * 2), "cuMemAlloc");
+  kreg::bench::require(cuMemsetD16(table, 0x3f80, std::size_t{32000} * 2048), "cuMemsetD16");
+  kreg::bench::require(cuMemAlloc(&ids, std::size_t{512} * 4), "cuMemAlloc");
+  kreg::bench::require(cuMemsetD32(ids, 7, 512), "cuMemsetD32");
+  kreg::bench::require(cuCtxSynchronize(), "cuCtxSynchronize");
   auto run = [&] {
     const auto start = Clock::now();
     kreg::Array out = kreg::ops::embedding(foreign(table, table_shape, 2, {kDLBfloat, 16, 1}),
                                            foreign(ids, ids_shape, 1, {kDLInt, 32, 1}));
     out.eval();
-    check_cu(cuCtxSynchronize(), "cuCtxSynchronize");
+    kreg::bench::require(cuCtxSynchronize(), "cuCtxSynchronize");
     return since(start);
   };
   if (write) {
@@ -315,8 +305,8 @@ int first_op(const std::string& manifest, bool write) {
     std::printf("first-op %.3f (then %.3f, %.3f; prewarm of %zu kernels %.1f)\n", first, second,
                 third, prewarmed, prewarm_ms);
   }
-  check_cu(cuMemFree(ids), "cuMemFree");
-  check_cu(cuMemFree(table), "cuMemFree");
+  kreg::bench::require(cuMemFree(ids), "cuMemFree");
+  kreg::bench::require(cuMemFree(table), "cuMemFree");
   return 0;
 }
 
