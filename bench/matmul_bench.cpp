@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
         // it is read, as in a model whose layers each have their own.
         const int copies = s.m <= 16 ? copies_for(2.0 * s.n * s.k) : 1;
         std::vector<Array> ws;
+        ws.reserve(static_cast<std::size_t>(copies));
         for (int c = 0; c < copies; ++c) {
           ws.push_back(s.b_by_k ? random_array({s.n, s.k}, salt++).transpose()
                                 : random_array({s.k, s.n}, salt++));
@@ -101,9 +102,11 @@ int main(int argc, char** argv) {
           constexpr int kGroup = 64;
           const Array x = random_array({s.m, s.k}, salt++);
           const double bytes = static_cast<double>(s.n) * s.k * bits / 8.0 +
-                               2.0 * 2.0 * static_cast<double>(s.n) * (s.k / kGroup);
+                               2.0 * 2.0 * static_cast<double>(s.n) * s.k / kGroup;
           std::vector<kreg::ops::QuantizedWeight> ws;
+          ws.reserve(static_cast<std::size_t>(copies_for(bytes)));
           std::vector<Array> dense;
+          dense.reserve(static_cast<std::size_t>(copies_for(2.0 * s.n * s.k)));
           for (int c = 0; c < copies_for(2.0 * s.n * s.k); ++c) {
             dense.push_back(random_array({s.n, s.k}, salt++));
           }
