@@ -279,12 +279,14 @@ int first_op(const std::string& manifest, bool write) {
   kreg::bench::start_driver();
   static std::int64_t table_shape[2] = {32000, 2048};
   static std::int64_t ids_shape[1] = {512};
+  const auto table_elements = static_cast<std::size_t>(table_shape[0] * table_shape[1]);
+  const auto id_count = static_cast<std::size_t>(ids_shape[0]);
   CUdeviceptr table = 0;
   CUdeviceptr ids = 0;
-  kreg::bench::require(cuMemAlloc(&table, std::size_t{32000} * 2048 * 2), "cuMemAlloc");
-  kreg::bench::require(cuMemsetD16(table, 0x3f80, std::size_t{32000} * 2048), "cuMemsetD16");
-  kreg::bench::require(cuMemAlloc(&ids, std::size_t{512} * 4), "cuMemAlloc");
-  kreg::bench::require(cuMemsetD32(ids, 7, 512), "cuMemsetD32");
+  kreg::bench::require(cuMemAlloc(&table, table_elements * 2), "cuMemAlloc");
+  kreg::bench::require(cuMemsetD16(table, 0x3f80, table_elements), "cuMemsetD16");  // bf16 1.0
+  kreg::bench::require(cuMemAlloc(&ids, id_count * 4), "cuMemAlloc");
+  kreg::bench::require(cuMemsetD32(ids, 7, id_count), "cuMemsetD32");
   kreg::bench::require(cuCtxSynchronize(), "cuCtxSynchronize");
   auto run = [&] {
     const auto start = Clock::now();
