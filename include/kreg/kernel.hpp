@@ -5,6 +5,7 @@
 #include <kreg/binary.hpp>
 #include <kreg/types.hpp>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +25,8 @@ struct LaunchContext;  // what every kernel of a registry launches with
 // The built-in ops' launch that overlaps the kernel before it (src/cuda/dependent_launch.hpp).
 void launch_dependent(const Kernel& kernel, Dim3 grid, Dim3 block, std::size_t shared_bytes,
                       StreamRef stream, void** args, const std::size_t* sizes, std::size_t count);
+// The opt-in to more than 48 KiB of shared memory a block (src/cuda/launch_limits.hpp).
+void allow_dynamic_shared_memory(const Kernel& kernel, std::size_t dynamic_bytes, int device);
 }  // namespace cuda
 
 /// Resource use of a kernel on the registry's device, as the driver reports it.
@@ -99,6 +102,8 @@ class Kernel {
   friend void cuda::launch_dependent(const Kernel& kernel, Dim3 grid, Dim3 block,
                                      std::size_t shared_bytes, StreamRef stream, void** args,
                                      const std::size_t* sizes, std::size_t count);
+  friend void cuda::allow_dynamic_shared_memory(const Kernel& kernel, std::size_t dynamic_bytes,
+                                                int device);
 
   void check_arguments(const std::size_t* sizes, std::size_t count) const;
   // launch_raw's work; `dependent` launches with programmatic stream serialization.
@@ -124,6 +129,10 @@ class Kernel {
   std::shared_ptr<const cuda::LaunchContext> context_;
   mutable std::once_flag parameters_once_;
   mutable Parameters parameters_;
+  // The dynamic shared memory each of the first GPUs allows this kernel once it has opted in
+  // (0 before), so that later launches make no driver calls for it.
+  static constexpr int kOptInDevices = 8;
+  mutable std::array<std::atomic<std::size_t>, kOptInDevices> shared_opt_in_{};
 };
 
 }  // namespace kreg

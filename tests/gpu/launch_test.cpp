@@ -90,6 +90,22 @@ TEST_F(Launch, DriverRejectionIsLaunchErrorWithLabel) {
   test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
+// Past 48 KiB a kernel opts in once per GPU, for all the GPU allows: a larger request after a
+// smaller one still launches, and one past the GPU's limit is still refused after the opt-in.
+TEST_F(Launch, SharedMemoryPast48KiBOptsInOnceAndStaysBounded) {
+  DeviceBuffer<float> buf(16);
+  const Kernel& k = reg_->get("elementwise_add_f32");
+  for (const std::size_t kib : {64, 96, 64}) {
+    k.launch(Dim3{1}, Dim3{32}, kib * 1024, nullptr, buf.get(), buf.get(), buf.get(), 16u);
+  }
+  test::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const std::string message = expect_error(ErrorCode::LaunchError, [&] {
+    k.launch(Dim3{1}, Dim3{32}, std::size_t{1} << 30, nullptr, buf.get(), buf.get(), buf.get(),
+             16u);
+  });
+  EXPECT_TRUE(contains(message, "allows at most")) << message;
+}
+
 // A kernel that faults is reported at the next call that waits for its stream, as a
 // LaunchError naming the kernel. The probe runs in a process of its own, because the fault
 // leaves the context unusable.
