@@ -74,7 +74,10 @@ class Kernel {
   /// `long` passed for an `int` is an `InvalidArgument`, not a silent misread.
   /// Launches on the GPU that the thread's `DeviceScope` or `StreamScope` selects (in its
   /// primary context); without a scope, on the calling thread's current context, and if it
-  /// has none, on the registry device's primary context.
+  /// has none, on the registry device's primary context. Every launch form takes more than
+  /// 48 KiB of shared memory a block (static and dynamic together): the first such launch on
+  /// a GPU opts the kernel in to all the GPU allows, and a request past that is a
+  /// `LaunchError` that names both sizes.
   template <class... Args>
   void launch(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
               const Args&... args) const {

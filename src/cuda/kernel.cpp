@@ -4,6 +4,7 @@
 #include "cuda/kernel_factory.hpp"
 #include "cuda/launch_context.hpp"
 #include "cuda/launch_journal.hpp"
+#include "cuda/launch_limits.hpp"
 #include "cuda/library.hpp"
 #include "cuda/selection.hpp"
 
@@ -140,10 +141,15 @@ void Kernel::launch_native(Dim3 grid, Dim3 block, std::size_t shared_bytes, Stre
       if (on) nvtxRangePop();
     }
   };
+  const int scoped = cuda::selection().scoped_gpu();
+  // Past 48 KiB of shared memory a kernel must opt in, once per GPU: the scope's GPU, else
+  // the registry's (a launch into another GPU's current context is refused by the driver).
+  cuda::allow_dynamic_shared_memory(*this, shared_bytes,
+                                    scoped >= 0 ? scoped : context.device->info().ordinal);
   if (context.nvtx) nvtxRangePushA(label_.c_str());
   const NvtxRange range{context.nvtx};  // popped however the launch ends
   CUresult result = CUDA_SUCCESS;
-  if (const int scoped = cuda::selection().scoped_gpu(); scoped >= 0) {
+  if (scoped >= 0) {
     // A DeviceScope or StreamScope chose the GPU: launch in its primary context.
     const cuda::ContextScope on(scoped);
     result = launch();

@@ -4,7 +4,6 @@
 
 #include "array/launch_support.hpp"
 #include "cuda/capture.hpp"
-#include "cuda/launch_limits.hpp"
 #include "cuda/stream.hpp"
 #include "lex/text.hpp"
 
@@ -79,7 +78,6 @@ void CustomCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
   const std::size_t carved = variant->carved_bytes(device);
   const std::size_t shared =
       carved == 0 ? shared_memory : ((shared_memory + 15) & ~std::size_t{15}) + carved;
-  cuda::allow_dynamic_shared_memory(kernel, shared, device);
 
   array::Parameters& params = launch.parameters();
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -5,7 +5,6 @@
 #include "array/launch_support.hpp"
 #include "cuda/capture.hpp"
 #include "cuda/dependent_launch.hpp"
-#include "cuda/launch_limits.hpp"
 #include "cuda/tensor_map.hpp"
 
 namespace kreg::ops {
@@ -78,7 +77,6 @@ void KernelCall::launch_next(const Kernel& kernel, const array::ArrayLaunch& lau
       case Arg::Kind::Map: break;  // refused by then()
     }
   }
-  cuda::allow_dynamic_shared_memory(kernel, next_->shared_bytes_, stream_.device());
   cuda::launch_dependent(kernel, next_->grid_, next_->block_, next_->shared_bytes_,
                          stream_.native(), params.pointers(), next_->sizes_, next_->count_);
 }
@@ -128,7 +126,6 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
         }
       }
     }
-    cuda::allow_dynamic_shared_memory(*kernel, shared_bytes_, device);
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
     launch.launch(*kernel, grid_, block_, shared_bytes_, sizes_, count_);
