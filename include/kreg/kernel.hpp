@@ -90,7 +90,7 @@ class Kernel {
   }
 
   /// Launches with `args` as in `cuLaunchKernel`: one pointer per parameter. Nothing is
-  /// checked but the block size.
+  /// checked but the block size and the shared memory (as `launch` does).
   void launch_raw(Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamRef stream,
                   void** args) const;
 
