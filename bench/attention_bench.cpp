@@ -5,7 +5,10 @@
 // shuffled order: the time of one call and the KV bandwidth it reaches, against a device-to-device
 // copy measured in the same run.
 //
-//   kreg_attention_bench
+//   kreg_attention_bench [--decode-only] [--splits N,N,...]
+//
+// --splits repeats each decode shape with DecodeAttentionOptions::splits at each value (0: the
+// op's own choice, the default); --decode-only leaves out the prefill shapes.
 //
 // "eager" is the median over 5 repetitions of 20 back-to-back calls, so it includes what the
 // host spends on each call when that is longer than the GPU's work; "graph" replays the same
@@ -33,8 +36,27 @@ using kreg::bench::time_call;
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
+    bool prefill = true;
+    std::vector<int> split_counts{0};
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--decode-only") {
+        prefill = false;
+      } else if (arg == "--splits" && i + 1 < argc) {
+        split_counts.clear();
+        std::string list = argv[++i];
+        for (std::size_t at = 0; at <= list.size();) {
+          const std::size_t comma = std::min(list.find(',', at), list.size());
+          split_counts.push_back(std::stoi(list.substr(at, comma - at)));
+          at = comma + 1;
+        }
+      } else {
+        std::fprintf(stderr, "usage: %s [--decode-only] [--splits N,N,...]\n", argv[0]);
+        return 2;
+      }
+    }
     kreg::bench::start_driver();
     const kreg::Stream stream(0);
     const kreg::StreamScope scope(stream);
@@ -50,10 +72,13 @@ int main() {
       int kv_heads = 0;  // 0: as many as query heads
     };
     for (const Prefill& p :
-         {Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
-          Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true}, Prefill{4096, 32, 64, false},
-          Prefill{4096, 32, 64, true}, Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true},
-          Prefill{4096, 32, 128, false, 8}, Prefill{4096, 32, 128, true, 8}}) {
+         prefill ? std::vector<Prefill>{Prefill{4096, 32, 128, false}, Prefill{4096, 32, 128, true},
+                                        Prefill{8192, 32, 128, false}, Prefill{8192, 32, 128, true},
+                                        Prefill{4096, 32, 64, false}, Prefill{4096, 32, 64, true},
+                                        Prefill{4096, 16, 256, false}, Prefill{4096, 16, 256, true},
+                                        Prefill{4096, 32, 128, false, 8},
+                                        Prefill{4096, 32, 128, true, 8}}
+                 : std::vector<Prefill>{}) {
       const int kv_heads = p.kv_heads > 0 ? p.kv_heads : p.heads;
       const Array q = random_array({1, p.tokens, p.heads, p.dim}, 4);
       const Array k = random_array({1, p.tokens, kv_heads, p.dim}, 5);
@@ -92,14 +117,20 @@ int main() {
           std::vector<std::int32_t>(static_cast<std::size_t>(batch), tokens), {batch});
       kreg::eval({block_table, lens});
       stream.synchronize();
-      const auto [eager, graph] = time_call(
-          stream, [&] { kreg::ops::decode_attention(q, k, v, block_table, lens).eval(); });
-      const double kv_bytes = 2.0 * batch * tokens * kKvHeads * kDim * 2;
-      const double gbps = kv_bytes / (graph * 1e-3) / 1e9;
-      const std::string name =
-          "batch " + std::to_string(batch) + " x " + std::to_string(tokens) + " tokens";
-      std::printf("%-40s %12.1f %12.1f %10.0f %7.1f%%\n", name.c_str(), eager * 1e3, graph * 1e3,
-                  gbps, 100.0 * gbps / copy.gbps);
+      for (const int splits : split_counts) {
+        kreg::ops::DecodeAttentionOptions options;
+        options.splits = splits;
+        const auto [eager, graph] = time_call(stream, [&] {
+          kreg::ops::decode_attention(q, k, v, block_table, lens, options).eval();
+        });
+        const double kv_bytes = 2.0 * batch * tokens * kKvHeads * kDim * 2;
+        const double gbps = kv_bytes / (graph * 1e-3) / 1e9;
+        const std::string name = "batch " + std::to_string(batch) + " x " + std::to_string(tokens) +
+                                 " tokens" +
+                                 (splits > 0 ? ", " + std::to_string(splits) + " splits" : "");
+        std::printf("%-40s %12.1f %12.1f %10.0f %7.1f%%\n", name.c_str(), eager * 1e3, graph * 1e3,
+                    gbps, 100.0 * gbps / copy.gbps);
+      }
     }
     return 0;
   } catch (const std::exception& e) {

@@ -267,6 +267,10 @@ struct DecodeAttentionOptions {
   /// A sliding window: the query, at position seq_len - 1, sees only the keys at positions
   /// seq_len - 1 - window_left to seq_len - 1. Negative: every key.
   int window_left = -1;
+  /// The most pieces a sequence's keys are cut into, each read by its own blocks and then
+  /// combined (flash-decoding), 1 to 256; a piece holds whole 32-key tiles of every warp, so
+  /// fewer may be used. 0: kreg chooses, to fill the GPU in about one wave.
+  int splits = 0;
 };
 
 /// Attention of one new query token per sequence against a paged KV cache, for decode:

@@ -364,12 +364,13 @@ void bind_ops(nb::module_& m) {
       "decode_attention",
       [](nb::handle q, nb::handle k_cache, nb::handle v_cache, nb::handle block_table,
          nb::handle seq_lens, std::optional<float> scale, float soft_cap, int window_left,
-         nb::handle stream) {
+         int splits, nb::handle stream) {
         return run(q, stream, [&](const CallScope& c) {
           kreg::ops::DecodeAttentionOptions options;
           options.scale = scale;
           options.soft_cap = soft_cap;
           options.window_left = window_left;
+          options.splits = splits;
           return kreg::ops::decode_attention(
               c.input(q, "q"), c.input(k_cache, "k_cache"), c.input(v_cache, "v_cache"),
               c.input(block_table, "block_table"), c.input(seq_lens, "seq_lens"), options);
@@ -377,12 +378,13 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("q"), nb::arg("k_cache"), nb::arg("v_cache"), nb::arg("block_table"),
       nb::arg("seq_lens"), nb::kw_only(), nb::arg("scale") = nb::none(), nb::arg("soft_cap") = 0.0F,
-      nb::arg("window_left") = -1, nb::arg("stream") = nb::none(),
+      nb::arg("window_left") = -1, nb::arg("splits") = 0, nb::arg("stream") = nb::none(),
       "Attention of one new query token per sequence against a paged KV cache. q: [batch, "
       "q_heads, head_dim] float16 or bfloat16; k_cache, v_cache: [pages, page_size, kv_heads, "
       "head_dim]; block_table: int32 [batch, max_pages]; seq_lens: int32 [batch], keys per "
       "sequence. scale defaults to 1/sqrt(head_dim); soft_cap > 0 caps scores at soft_cap * "
-      "tanh(s / soft_cap); window_left >= 0 sees only the window_left + 1 newest keys. Returns "
+      "tanh(s / soft_cap); window_left >= 0 sees only the window_left + 1 newest keys; splits "
+      "(1 to 256) caps the pieces a sequence's keys are cut into, 0 lets kreg choose. Returns "
       "[batch, q_heads, head_dim].");
   ops.def(
       "kv_append",

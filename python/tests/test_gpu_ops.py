@@ -157,6 +157,11 @@ def test_decode_attention(torch, dtype_name):
                                     soft_cap=2.0, window_left=64)
     want = decode_reference(q, k_cache, v_cache, table_host, lens, 0.3, 2.0, 64)
     np.testing.assert_allclose(ref(got), want, atol=tol, rtol=0)
+    got = kreg.ops.decode_attention(q, k_cache, v_cache, table, seq_lens, splits=3)
+    want = decode_reference(q, k_cache, v_cache, table_host, lens, 1 / math.sqrt(dim))
+    np.testing.assert_allclose(ref(got), want, atol=tol, rtol=0)
+    with pytest.raises(kreg.InvalidArgument, match="splits"):
+        kreg.ops.decode_attention(q, k_cache, v_cache, table, seq_lens, splits=257)
     with pytest.raises(kreg.InvalidArgument, match="block_table"):
         kreg.ops.decode_attention(q, k_cache, v_cache, table.to(torch.int64), seq_lens)
 

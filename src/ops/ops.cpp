@@ -411,14 +411,14 @@ Array rope(const Array& x, std::int64_t offset, float base, bool neox) {
 
 namespace {
 
-// The split of a decode's keys that fills the GPU in one wave: about four blocks an SM (each
-// holds 48 KiB of shared memory) on 132 SMs, each split at least 32 keys a warp and at most
-// kMaxSplits of them.
-std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity, int warps) {
+// The keys a split of a decode takes: with `asked` splits (0: kreg's choice) those, else as
+// many as fill the GPU in one wave, about four blocks an SM (each holds 48 KiB of shared
+// memory) on 132 SMs; each split at least 32 keys a warp and at most kMaxSplits of them.
+std::int64_t decode_split_tokens(std::int64_t rows, std::int64_t capacity, int warps, int asked) {
   constexpr std::int64_t kTargetBlocks = 528;
   const std::int64_t min_tokens = 32 * static_cast<std::int64_t>(warps);
   constexpr auto kMaxSplits = static_cast<std::int64_t>(contracts::decode_attention::kMaxSplits);
-  const std::int64_t wanted = std::max<std::int64_t>(1, kTargetBlocks / rows);
+  const std::int64_t wanted = asked > 0 ? asked : std::max<std::int64_t>(1, kTargetBlocks / rows);
   const std::int64_t tokens = std::max(
       {min_tokens, (capacity + wanted - 1) / wanted, (capacity + kMaxSplits - 1) / kMaxSplits});
   return (tokens + min_tokens - 1) / min_tokens * min_tokens;
@@ -484,6 +484,10 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
   if (!std::isfinite(options.soft_cap) || options.soft_cap < 0) {
     invalid(op, "soft_cap must be finite and not negative");
   }
+  if (options.splits < 0 || options.splits > static_cast<int>(c::kMaxSplits)) {
+    invalid(op, "splits is " + std::to_string(options.splits) + "; 0 (kreg chooses) or 1 to " +
+                    std::to_string(c::kMaxSplits));
+  }
 
   // Only the constants that differ from the kernel's defaults, so that the common
   // specializations meet their precompiled binaries.
@@ -497,7 +501,8 @@ Array decode_attention(const Array& q, const Array& k_cache, const Array& v_cach
   const int warps = head_dim == 64    ? c::kWarps<64>
                     : head_dim == 128 ? c::kWarps<128>
                                       : c::kWarps<256>;
-  const std::int64_t split_tokens = decode_split_tokens(batch * kv_heads, capacity, warps);
+  const std::int64_t split_tokens =
+      decode_split_tokens(batch * kv_heads, capacity, warps, options.splits);
   const std::int64_t splits = (capacity + split_tokens - 1) / split_tokens;
   const Dim3 grid{static_cast<unsigned>(splits), static_cast<unsigned>(kv_heads),
                   static_cast<unsigned>(batch)};

@@ -35,7 +35,7 @@ std::string describe(const Case& c) {
   return "q_heads " + std::to_string(c.q_heads) + ", kv_heads " + std::to_string(c.kv_heads) +
          ", head_dim " + std::to_string(c.head_dim) + ", page " + std::to_string(c.page_size) +
          ", lens " + lens + "soft_cap " + std::to_string(c.options.soft_cap) + ", window " +
-         std::to_string(c.options.window_left);
+         std::to_string(c.options.window_left) + ", splits " + std::to_string(c.options.splits);
 }
 
 template <class T>
@@ -178,6 +178,19 @@ TYPED_TEST(DecodeAttentionGpu, LongAndOddLengthsSplitAndCombine) {
   c.page_size = 32;
   c.lens = {4099, 64, 1};
   this->check(c, this->tolerance());
+}
+
+// Splits asked for rather than chosen: one (no combine), a few uneven ones, and the most.
+TYPED_TEST(DecodeAttentionGpu, AskedSplits) {
+  for (const int splits : {1, 3, 256}) {
+    Case c;
+    c.q_heads = 16;
+    c.kv_heads = 4;
+    c.page_size = 16;
+    c.lens = {4099, 700, 1};
+    c.options.splits = splits;
+    this->check(c, this->tolerance());
+  }
 }
 
 TYPED_TEST(DecodeAttentionGpu, PageSizesFrom16To256) {

@@ -194,6 +194,15 @@ TEST(OpsChecks, DecodeAttention) {
   options = {};
   options.scale = std::numeric_limits<float>::quiet_NaN();
   refused([&] { ops::decode_attention(q, cache, cache, table, lens, options); }, "scale");
+  for (const int splits : {-1, 257}) {
+    options = {};
+    options.splits = splits;
+    refused([&] { ops::decode_attention(q, cache, cache, table, lens, options); }, "splits");
+  }
+  options = {};
+  options.splits = 256;
+  EXPECT_EQ(ops::decode_attention(q, cache, cache, table, lens, options).shape(),
+            (Shape{2, 8, 64}));
 }
 
 TEST(OpsChecks, Attention) {
