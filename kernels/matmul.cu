@@ -53,16 +53,8 @@ constexpr unsigned kSlabBytes = 64 * 128;  // 64 rows of 128 bytes: one box of a
 static_assert(kStages * kStageBytes + 1024 + 16 * kStages <= mc::kTmaSharedBytes<tile_n>,
               "the ring fits what the op asks for");
 
-template <bool Float, class T>
-struct OutOf {
-  using type = T;
-};
 template <class T>
-struct OutOf<true, T> {
-  using type = float;
-};
-template <class T>
-using Out = typename OutOf<float_out, T>::type;
+using Out = typename kreg::matmul::OutOf<float_out, T>::type;
 
 }  // namespace gemm
 

@@ -47,15 +47,6 @@ constexpr int kTiles = kCols / 8;  // of 8 columns, a lane reading one row of B 
 constexpr int kChunk = 64;         // of k, a warp's step
 constexpr int kPitch = kCols + 1;
 
-template <bool Float, class T>
-struct OutOf {
-  using type = T;
-};
-template <class T>
-struct OutOf<true, T> {
-  using type = float;
-};
-
 }  // namespace skinny
 
 template <typename T>
@@ -66,7 +57,7 @@ __global__ void __launch_bounds__(skinny::kThreads, skinny::kBlocksPerSm)
   KREG_SIGNATURE(matmul_skinny<T>, kreg::contracts::matmul::MatmulSkinny<T>);
   using namespace kreg;
   using namespace skinny;
-  using Out = typename OutOf<float_out, T>::type;
+  using Out = typename matmul::OutOf<float_out, T>::type;
   __shared__ float sums[kWarps][mc::kSkinnyRows][kPitch];
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);

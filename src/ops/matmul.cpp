@@ -1,5 +1,6 @@
 // ops::matmul: dense products on tensor cores, launched with kernels/matmul.cu (the
-// tensor-map kernel on sm_90, the tile kernel anywhere) and kernels/matmul_skinny.cu (decode).
+// tensor-map kernel on sm_90, the tile kernel anywhere), kernels/matmul_skinny.cu (decode) and
+// kernels/matmul_gemv.cu (decode of one row).
 
 #include <kreg/ops.hpp>
 #include <kreg/registry.hpp>
@@ -140,9 +141,26 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   };
   const std::vector<std::pair<Shape, Dtype>> outputs = {{out_shape, out_dtype}};
 
-  // Decode: few rows of a against b read once along k.
+  // Decode: few rows of a against b read once along k; one row (a single sequence) with whole
+  // runs of B's rows a load.
   if (mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns && la.aligned &&
       lb.aligned && k % 8 == 0 && k > 0) {
+    if (mi == 1) {
+      const std::string entry = std::string("matmul_gemv_") + type;
+      constants = choose(device_registry(stream.device()),
+                         {entry,
+                          constants,
+                          {knob(c::kGemvWarps, 8, 8, {4, 16, 2})},
+                          "m1_n" + std::to_string(n) + "_k" + std::to_string(k)});
+      const auto warps = static_cast<unsigned>(int_constant(constants, c::kGemvWarps, 8));
+      const std::int64_t blocks = (n + c::kGemvCols - 1) / c::kGemvCols;
+      auto call = std::make_shared<KernelCall>(
+          entry, constants, Dim3{static_cast<unsigned>(blocks)}, Dim3{32 * warps});
+      call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},
+                                                mi, ni, ki, static_cast<long long>(la.stride),
+                                                static_cast<long long>(lb.stride), ld_other);
+      return KernelCall::launch(call, outputs)[0];
+    }
     const std::string entry = std::string("matmul_skinny_") + type;
     const DecodeBlocks blocks =
         choose_decode_blocks(device_registry(stream.device()), decode_blocks(n), entry, constants,

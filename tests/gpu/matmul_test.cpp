@@ -185,6 +185,66 @@ TYPED_TEST(MatmulGpu, DecodeRowsAgainstAWeight) {
   this->check(c);
 }
 
+// One row takes the one-row kernel: fewer windows of k than warps (k = 8), a partial last
+// window, partial blocks of 16 columns, bias, every epilogue and float32 out.
+TYPED_TEST(MatmulGpu, OneRowEveryEpilogueAndPartialWindows) {
+  for (const auto& [n, k] : {std::pair{1, 8}, std::pair{17, 264}, std::pair{1000, 2056},
+                             std::pair{48, 4104}, std::pair{2050, 520}}) {
+    Case c;
+    c.m = 1;
+    c.n = n;
+    c.k = k;
+    this->check(c);
+  }
+  for (const ops::Epilogue e :
+       {ops::Epilogue::None, ops::Epilogue::Gelu, ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
+        ops::Epilogue::SiluGate, ops::Epilogue::Residual}) {
+    Case c;
+    c.m = 1;
+    c.n = 33;
+    c.k = 776;
+    c.bias = true;
+    c.epilogue = e;
+    this->check(c);
+  }
+  Case c;
+  c.m = 1;
+  c.n = 130;
+  c.k = 1032;
+  c.bias = true;
+  c.float_out = true;
+  this->check(c);
+}
+
+// B's rows further apart than k: a slice of a wider weight, read where it lies.
+TYPED_TEST(MatmulGpu, OneRowAgainstASliceOfAWiderWeight) {
+  using T = TypeParam;
+  std::vector<T> av;
+  std::vector<T> wv;
+  std::vector<double> ax;
+  std::vector<double> wx;
+  constexpr int kN = 40;
+  constexpr int kWide = 1024;
+  constexpr int kK = 520;
+  test::random_values(this->rng_, kK, av, ax);
+  test::random_values(this->rng_, static_cast<std::size_t>(kN) * kWide, wv, wx);
+  const Array w = Array::from_data(wv, {kN, kWide}).slice(1, 256, 256 + kK);
+  test::poison(kN * sizeof(T), 2);
+  const std::vector<T> got =
+      ops::matmul(Array::from_data(av, {1, kK}), w.transpose()).template to_vector<T>();
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(kN));
+  double err = 0.0;
+  double norm = 0.0;
+  for (int j = 0; j < kN; ++j) {
+    double want = 0.0;
+    for (int p = 0; p < kK; ++p) want += ax[p] * wx[static_cast<std::size_t>(j) * kWide + 256 + p];
+    const double g = static_cast<float>(got[j]);
+    err += (g - want) * (g - want);
+    norm += want * want;
+  }
+  EXPECT_LT(std::sqrt(err / norm), 6e-3);
+}
+
 TYPED_TEST(MatmulGpu, OddSizesTakeTheTileKernel) {
   for (const auto& [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{7, 7, 7}, std::tuple{7, 130, 4099},
                                 std::tuple{33, 77, 130}, std::tuple{129, 65, 31}}) {

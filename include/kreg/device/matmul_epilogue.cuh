@@ -11,6 +11,16 @@ namespace kreg::matmul {
 
 namespace mc = kreg::contracts::matmul;
 
+/// The type a kernel stores: float where its kFloatOut constant is set, else its inputs'.
+template <bool Float, class T>
+struct OutOf {
+  using type = T;
+};
+template <class T>
+struct OutOf<true, T> {
+  using type = float;
+};
+
 template <int Epilogue>
 __device__ inline float activate(float x, float other) {
   if constexpr (Epilogue == mc::kGelu) {

@@ -1,6 +1,6 @@
 #pragma once
-// What kernels/matmul.cu, kernels/matmul_skinny.cu and ops::matmul agree on (see
-// activation.cuh).
+// What kernels/matmul.cu, kernels/matmul_skinny.cu, kernels/matmul_gemv.cu and ops::matmul
+// agree on (see activation.cuh).
 //
 // Every kernel computes out = epilogue(A B + bias) over A [m, k] and B [k, n], float
 // accumulators, with out [m, n] row-major.
@@ -30,6 +30,9 @@ inline constexpr int kSkinnyCols = 302;
 // warp, and more blocks a multiprocessor, so that one block's loads cover another's start and
 // reduction).
 inline constexpr int kSkinnyWarps = 303;
+// int, default 8: warps a block of the one-row kernel, 2, 4, 8 or 16 (fewer: longer runs of k
+// a warp, and more blocks a multiprocessor).
+inline constexpr int kGemvWarps = 304;
 
 inline constexpr int kNone = 0;
 inline constexpr int kGelu = 1;      // x * Phi(x), with the error function
@@ -72,6 +75,11 @@ using MatmulTile = void(const T* a, const T* b, const T* bias, const T* other, v
 // A rows `a_row` apart, both rows starting on 16 bytes. A block of 32 x kSkinnyWarps threads
 // takes 16 or 32 columns of out (kSkinnyCols), its warps splitting k.
 inline constexpr unsigned kSkinnyRows = 16;
+
+// The one-row kernel (matmul_gemv), for m = 1 and the skinny kernel's layouts, with its
+// signature: a block of 32 x kGemvWarps threads takes kGemvCols columns of out (rows of B),
+// its warps taking turns over k in runs of 256.
+inline constexpr unsigned kGemvCols = 16;
 
 template <class T>
 using MatmulSkinny = void(const T* a, const T* b, const T* bias, const T* other, void* out, int m,
