@@ -1,9 +1,10 @@
 // out = epilogue(a B + bias) for one row of A (decode of a single sequence): bound by reading
-// B (K-major: an [n, k] weight read as its transpose) once, at the rate of a plain copy.
+// B (K-major: an [n, k] weight read as its transpose) once, near the rate of a plain copy.
 //
 // Each load of B is a warp's 512 contiguous bytes of one row, 16 bytes a lane, so that DRAM
 // and L2 see whole runs of a row rather than a few bytes of many rows (the skinny kernel's
-// pattern, 64 bytes of eight rows a load, reads a 4096 x 4096 weight about 1.4x slower). A
+// pattern, 64 bytes of eight rows a load, read a 4096 x 4096 weight 1.1-1.3x slower on an
+// H100; docs/performance.md, "One row against a weight"). A
 // block of kGemvWarps warps takes 16 rows of B (16 columns of out); its warps take every
 // kGemvWarps-th window of 256 elements of k, loading the next half window's rows while they
 // multiply the current one.
