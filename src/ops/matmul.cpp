@@ -145,28 +145,28 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   // runs of B's rows a load.
   if (mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns && la.aligned &&
       lb.aligned && k % 8 == 0 && k > 0) {
+    // The two decode kernels share their parameters; they differ in entry and blocks.
+    std::string entry;
+    Dim3 grid;
+    Dim3 block;
     if (mi == 1) {
-      const std::string entry = std::string("matmul_gemv_") + type;
+      entry = std::string("matmul_gemv_") + type;
       constants = choose(device_registry(stream.device()),
                          {entry,
                           constants,
                           {knob(c::kGemvWarps, 8, 8, {4, 16, 2})},
                           "m1_n" + std::to_string(n) + "_k" + std::to_string(k)});
-      const auto warps = static_cast<unsigned>(int_constant(constants, c::kGemvWarps, 8));
-      const std::int64_t blocks = (n + c::kGemvCols - 1) / c::kGemvCols;
-      auto call = std::make_shared<KernelCall>(
-          entry, constants, Dim3{static_cast<unsigned>(blocks)}, Dim3{32 * warps});
-      call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},
-                                                mi, ni, ki, static_cast<long long>(la.stride),
-                                                static_cast<long long>(lb.stride), ld_other);
-      return KernelCall::launch(call, outputs)[0];
+      grid = Dim3{static_cast<unsigned>((n + c::kGemvCols - 1) / c::kGemvCols)};
+      block = Dim3{32 * static_cast<unsigned>(int_constant(constants, c::kGemvWarps, 8))};
+    } else {
+      entry = std::string("matmul_skinny_") + type;
+      const DecodeBlocks blocks =
+          choose_decode_blocks(device_registry(stream.device()), decode_blocks(n), entry, constants,
+                               c::kSkinnyCols, c::kSkinnyWarps, m_rows, n, k);
+      grid = Dim3{blocks.count};
+      block = Dim3{32U * blocks.warps};
     }
-    const std::string entry = std::string("matmul_skinny_") + type;
-    const DecodeBlocks blocks =
-        choose_decode_blocks(device_registry(stream.device()), decode_blocks(n), entry, constants,
-                             c::kSkinnyCols, c::kSkinnyWarps, m_rows, n, k);
-    auto call = std::make_shared<KernelCall>(entry, constants, Dim3{blocks.count},
-                                             Dim3{32U * blocks.warps});
+    auto call = std::make_shared<KernelCall>(entry, constants, grid, block);
     call->arguments<c::MatmulSkinny<Element>>(pointer(a, la), pointer(b, lb), bias, other, Out{0},
                                               mi, ni, ki, static_cast<long long>(la.stride),
                                               static_cast<long long>(lb.stride), ld_other);
