@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
            {Shape{4096, 4096, 4096, true}, Shape{4096, 4096, 4096, false},
             Shape{8192, 8192, 8192, true}, Shape{4096, 14336, 4096, true},
             Shape{4096, 4096, 14336, true}, Shape{1, 4096, 4096, true}, Shape{1, 14336, 4096, true},
-            Shape{1, 4096, 14336, true}, Shape{16, 4096, 4096, true}, Shape{16, 14336, 4096, true},
+            Shape{1, 4096, 14336, true}, Shape{4, 4096, 14336, true}, Shape{8, 14336, 4096, true},
+            Shape{16, 4096, 4096, true}, Shape{16, 14336, 4096, true},
             Shape{16, 4096, 14336, true}}) {
         const Array a = random_array({s.m, s.k}, salt++);
         // Decode shapes rotate through copies of the weight, so that none is in L2 (50 MB) when

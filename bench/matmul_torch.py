@@ -15,7 +15,8 @@ from torch_timing import time_call
 print("%-44s %10s %9s %9s" % ("torch.matmul bfloat16, m x n x k", "graph us", "TFLOP/s", "w GB/s"))
 for m, n, k, by_k in ((4096, 4096, 4096, True), (4096, 4096, 4096, False), (8192, 8192, 8192, True),
                       (4096, 14336, 4096, True), (4096, 4096, 14336, True), (1, 4096, 4096, True),
-                      (1, 14336, 4096, True), (1, 4096, 14336, True), (16, 4096, 4096, True),
+                      (1, 14336, 4096, True), (1, 4096, 14336, True), (4, 4096, 14336, True),
+                      (8, 14336, 4096, True), (16, 4096, 4096, True),
                       (16, 14336, 4096, True), (16, 4096, 14336, True)):
     a = torch.rand(m, k, device="cuda", dtype=torch.bfloat16) * 2 - 1
     # Decode shapes rotate through copies of the weight far past L2, as kreg's bench does.

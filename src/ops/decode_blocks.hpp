@@ -37,6 +37,18 @@ inline DecodeBlocks decode_blocks(std::int64_t n) {
   return b;
 }
 
+// How many ranges of k the streaming kernel (matmul_stream, blocks of 64 columns, two a
+// multiprocessor) cuts an n x k weight into: enough for two blocks a multiprocessor, each
+// range at least 4 tiles of 64 along k. One range where the columns alone give a wave.
+inline int stream_ranges(std::int64_t n, std::int64_t k) {
+  constexpr std::int64_t kSlots = 2 * 132;  // two blocks on each of the H200's multiprocessors
+  const std::int64_t col_blocks = (n + 63) / 64;
+  const std::int64_t k_tiles = (k + 63) / 64;
+  const std::int64_t most = k_tiles / 4 > 1 ? k_tiles / 4 : 1;
+  const std::int64_t want = kSlots / col_blocks > 1 ? kSlots / col_blocks : 1;
+  return static_cast<int>(want < most ? want : most);
+}
+
 // The quantized kernel's blocks: as the dense kernel's, but 32 columns whenever the blocks
 // have 4 warps, as the dense kernel's 16 would leave its code reads too short (tuning both ways
 // at n = 14336 on an H200: 1.26x faster with one row of x, 1.35x with 16 rows;

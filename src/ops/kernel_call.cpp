@@ -59,21 +59,32 @@ void KernelCall::run_in_place(const std::shared_ptr<KernelCall>& call) {
 }
 
 void KernelCall::then(std::shared_ptr<KernelCall> next) {
-  if (!next->inputs.empty()) {
-    throw Error(ErrorCode::InvalidArgument,
-                "'" + next->entry_ + "' follows '" + entry_ + "' but reads an input of its own");
+  // The follower's inputs become this call's, so that they are placed and evaluated before
+  // the pair launches; its arguments then name them by their index here.
+  for (Arg& arg : next->args_) {
+    if (arg.kind == Arg::Kind::Map) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "'" + next->entry_ + "' follows '" + entry_ + "' but takes a tensor map");
+    }
+    if (arg.kind != Arg::Kind::Input) continue;
+    inputs.push_back(next->inputs[arg.index]);
+    row_major_.push_back(next->row_major_[arg.index]);
+    arg.index = inputs.size() - 1;
   }
+  next->inputs.clear();
+  next->row_major_.clear();
   next_ = std::move(next);
 }
 
-void KernelCall::launch_next(const Kernel& kernel, const array::ArrayLaunch& launch) const {
+void KernelCall::launch_next(const Kernel& kernel, const array::ArrayLaunch& launch,
+                             const std::vector<const array::ArrayNode*>& nodes) const {
   array::Parameters params;
   for (const Arg& arg : next_->args_) {
     switch (arg.kind) {
+      case Arg::Kind::Input: params.add(array::element_address(*nodes[arg.index])); break;
       case Arg::Kind::Output: params.add(launch.output_buffer(arg.index).address()); break;
       case Arg::Kind::Null: params.add(std::uint64_t{0}); break;
       case Arg::Kind::Value: params.add(arg.bytes, arg.size, arg.size); break;
-      case Arg::Kind::Input:
       case Arg::Kind::Map: break;  // refused by then()
     }
   }
@@ -129,7 +140,7 @@ void KernelCall::run(const std::vector<std::shared_ptr<array::ArrayNode>>& live)
     // A source registered in the built-in's place may take other parameters than the
     // contract: that is an InvalidArgument naming the kernel, not a launch that misreads.
     launch.launch(*kernel, grid_, block_, shared_bytes_, sizes_, count_);
-    if (next != nullptr) launch_next(*next, launch);
+    if (next != nullptr) launch_next(*next, launch, nodes);
   }
   launch.publish(live);
 }

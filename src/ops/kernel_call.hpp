@@ -120,10 +120,11 @@ class KernelCall final : public array::Primitive {
 
   // A second kernel, launched right after this one and reading its outputs: `next` is a call
   // built as usual (its entry, constants, geometry and arguments) whose pointer arguments are
-  // this call's Outputs or nullptr, and which is never launched on its own. It overlaps this
-  // kernel where the GPU can (cuda/dependent_launch.hpp), so it must wait for it
-  // (kreg::wait_for_prior_grid) before reading them; the pair needs no allocation between
-  // its launches, which would cut the overlap inside a captured graph.
+  // this call's Outputs, arrays (which become this call's inputs too) or nullptr, with no
+  // tensor maps, and which is never launched on its own. It overlaps this kernel where the GPU
+  // can (cuda/dependent_launch.hpp), so it must wait for it (kreg::wait_for_prior_grid) before
+  // reading its outputs; the pair needs no allocation between its launches, which would cut
+  // the overlap inside a captured graph.
   void then(std::shared_ptr<KernelCall> next);
 
   // The pending outputs, on the current stream. Throws InvalidArgument under a CPU scope or
@@ -173,7 +174,8 @@ class KernelCall final : public array::Primitive {
 
   void pointer(const Pointer& p);
   void map(const TensorMapOf& m);
-  void launch_next(const Kernel& kernel, const array::ArrayLaunch& launch) const;
+  void launch_next(const Kernel& kernel, const array::ArrayLaunch& launch,
+                   const std::vector<const array::ArrayNode*>& nodes) const;
 
   struct Map {
     std::size_t input = 0;

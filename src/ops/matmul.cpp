@@ -1,6 +1,7 @@
 // ops::matmul: dense products on tensor cores, launched with kernels/matmul.cu (the
-// tensor-map kernel on sm_90, the tile kernel anywhere), kernels/matmul_skinny.cu (decode) and
-// kernels/matmul_gemv.cu (decode of one row).
+// tensor-map kernel on sm_90, the tile kernel anywhere), kernels/matmul_stream.cu (decode of a
+// few rows on sm_90), kernels/matmul_skinny.cu (decode elsewhere) and kernels/matmul_gemv.cu
+// (decode of one row).
 
 #include <kreg/ops.hpp>
 #include <kreg/registry.hpp>
@@ -141,10 +142,55 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
   };
   const std::vector<std::pair<Shape, Dtype>> outputs = {{out_shape, out_dtype}};
 
+  const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  const bool decode = mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns &&
+                      la.aligned && lb.aligned && k % 8 == 0 && k > 0;
+  // Decode of a few rows on sm_90: the weight streamed through the copy engine, k cut into
+  // ranges where its columns alone leave multiprocessors idle.
+  if (decode && mi >= 2 && targets_wgmma(device_registry(stream.device()))) {
+    const int ranges = stream_ranges(n, k);
+    const auto col_blocks = static_cast<unsigned>((n + c::kStreamCols - 1) / c::kStreamCols);
+    const std::string entry = std::string("matmul_stream_") + type;
+    const Constants fixed = constants;  // the sum's: it has no ring
+    constants = choose(device_registry(stream.device()),
+                       {entry,
+                        constants,
+                        {knob(c::kStreamStages, 8, 8, {4, 6})},
+                        "m" + std::to_string(bucket_size(m_rows)) + "_n" + std::to_string(n) +
+                            "_k" + std::to_string(k)});
+    const int stages = int_constant(constants, c::kStreamStages, 8);
+    auto call = std::make_shared<KernelCall>(entry, constants,
+                                             Dim3{col_blocks, static_cast<unsigned>(ranges)},
+                                             Dim3{c::kStreamThreads});
+    call->shared_bytes(stages == 4   ? c::kStreamSharedBytes<4>
+                       : stages == 6 ? c::kStreamSharedBytes<6>
+                                     : c::kStreamSharedBytes<8>);
+    const KernelCall::TensorMapOf a_map{&a,           !la.as_is, u(k),          u(m_rows),
+                                        u(la.stride), 64,        c::kSkinnyRows};
+    const KernelCall::TensorMapOf b_map{&b,           !lb.as_is, u(k),          u(n),
+                                        u(lb.stride), 64,        c::kStreamCols};
+    if (ranges == 1) {
+      call->arguments<c::MatmulStream<Element>>(a_map, b_map, bias, other, Out{0}, nullptr, mi, ni,
+                                                ki, ld_other);
+      return KernelCall::launch(call, outputs)[0];
+    }
+    call->arguments<c::MatmulStream<Element>>(a_map, b_map, nullptr, nullptr, nullptr, Out{1}, mi,
+                                              ni, ki, ld_other);
+    const std::int64_t pairs = m_rows * ((n + 1) / 2);
+    auto sum = std::make_shared<KernelCall>(
+        std::string("matmul_split_sum_") + type, fixed,
+        Dim3{static_cast<unsigned>((pairs + c::kSplitSumThreads - 1) / c::kSplitSumThreads)},
+        Dim3{c::kSplitSumThreads});
+    sum->arguments<c::MatmulSplitSum<Element>>(Out{1}, bias, other, Out{0}, mi, ni, ranges,
+                                               ld_other);
+    call->then(sum);
+    return KernelCall::launch(
+        call, {{out_shape, out_dtype}, {Shape{ranges, m_rows, n}, Dtype::Float32}})[0];
+  }
+
   // Decode: few rows of a against b read once along k; one row (a single sequence) with whole
   // runs of B's rows a load.
-  if (mi <= static_cast<int>(c::kSkinnyRows) && b_by_k && !la.by_columns && la.aligned &&
-      lb.aligned && k % 8 == 0 && k > 0) {
+  if (decode) {
     // The two decode kernels share their parameters; they differ in entry and blocks.
     std::string entry;
     Dim3 grid;
@@ -193,7 +239,6 @@ Array matmul(const Array& a, const Array& b, const MatmulOptions& options) {
         entry, constants, Dim3{static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles)},
         Dim3{c::kTmaThreads});
     call->shared_bytes(tile_n == 256 ? c::kTmaSharedBytes<256> : c::kTmaSharedBytes<128>);
-    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
     // Boxes of 64 along k (K-major) or of 64 x 64 (MN-major, one per 64 rows or columns).
     const KernelCall::TensorMapOf a_map =
         la.by_columns

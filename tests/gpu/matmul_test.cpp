@@ -1,8 +1,9 @@
 // ops::matmul on random inputs against a float64 product of the same (rounded) values: each
 // operand K-major or MN-major (a transposed view read in place), strided views copied first,
-// bias, every epilogue and both output dtypes, on the three kernels the op picks from (the
-// skinny one for m <= 16, the tensor-map one on sm_90 for rows on 16 bytes, the tile one for
-// the rest: odd k, odd m and n). Outputs are poisoned first, so an unwritten element fails.
+// bias, every epilogue and both output dtypes, on the kernels the op picks from (for m <= 16
+// the one-row kernel, the streaming one on sm_90, the skinny one elsewhere; the tensor-map one
+// on sm_90 for rows on 16 bytes, the tile one for the rest: odd k, odd m and n). Outputs are
+// poisoned first, so an unwritten element fails.
 #include "gpu/poison.hpp"
 #include "test_support.hpp"
 
@@ -182,6 +183,37 @@ TYPED_TEST(MatmulGpu, DecodeRowsAgainstAWeight) {
   c.m = 12;
   c.n = 4096;
   c.k = 264;
+  this->check(c);
+}
+
+// On sm_90 2 to 16 rows take the streaming kernel: k cut into ranges whose sums a second
+// kernel adds and finishes (bias, every epilogue, float32 out, an odd n), or one range whose
+// blocks finish their own columns.
+TYPED_TEST(MatmulGpu, FewRowsEveryEpilogueWithAndWithoutRangesOfK) {
+  for (const auto& [m, n, k] : {std::tuple{5, 131, 1032}, std::tuple{16, 1001, 128}}) {
+    for (const ops::Epilogue e :
+         {ops::Epilogue::None, ops::Epilogue::Gelu, ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
+          ops::Epilogue::SiluGate, ops::Epilogue::Residual}) {
+      Case c;
+      c.m = m;
+      c.n = n;
+      c.k = k;
+      c.bias = true;
+      c.epilogue = e;
+      this->check(c);
+    }
+    Case c;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.bias = true;
+    c.float_out = true;
+    this->check(c);
+  }
+  Case c;  // many ranges, each of the 4 tiles of k the op allows at least
+  c.m = 2;
+  c.n = 64;
+  c.k = 8192;
   this->check(c);
 }
 

@@ -119,26 +119,33 @@ TEST(OpsTuneGpu, DecodeMatmulTimesEveryCandidateAndThenLaunchesTheWinner) {
   };
   int checks = 0;
   const TuneOptions options = checking(out, want, 1e-2, checks);
+  // On sm_90 the streaming kernel (8, 4 or 6 stages), elsewhere the skinny one (32 or 16
+  // columns, 16, 8 or 4 warps).
+  const std::string arch = device_registry().arch();
+  const bool hopper = arch == "sm_90" || arch == "sm_90a";
+  const std::string kernel = hopper ? "matmul_stream_bf16" : "matmul_skinny_bf16";
+  const std::size_t candidates = hopper ? 3 : 6;
   const std::vector<ops::OpTuning> tuned = ops::tune(call, options);
   ASSERT_EQ(tuned.size(), 1U);
   EXPECT_EQ(tuned[0].bucket, "m16_n" + std::to_string(n) + "_k512");
-  expect_tuned(tuned[0], 6, "matmul_skinny_bf16");  // 32 or 16 columns, 16, 8 or 4 warps
-  EXPECT_EQ(checks, 6);
+  expect_tuned(tuned[0], candidates, kernel);
+  EXPECT_EQ(checks, static_cast<int>(candidates));
 
   const std::vector<ops::OpTuning> again = ops::tune(call, options);
   ASSERT_EQ(again.size(), 1U);
   EXPECT_EQ(again[0].result.timed, 0U);
   EXPECT_EQ(constants_key(again[0].result.winner), constants_key(tuned[0].result.winner));
 
-  // The op launches the winner, with the kernel's defaults (32 columns, 16 warps) left out.
+  // The op launches the winner, with the kernel's defaults (8 stages; 32 columns, 16 warps)
+  // left out.
   call();
   EXPECT_LT(distance(widen(out), want), 1e-2);
   Constants launched;
   for (const auto& [index, value] : tuned[0].result.winner.ints) {
-    if (value != (index == 302 ? 32 : 16)) launched.ints.emplace_back(index, value);
+    const int kernel_default = index == 305 ? 8 : index == 302 ? 32 : 16;
+    if (value != kernel_default) launched.ints.emplace_back(index, value);
   }
-  EXPECT_TRUE(device_registry().is_cached("kreg::matmul_skinny_bf16", launched))
-      << constants_key(launched);
+  EXPECT_TRUE(device_registry().is_cached("kreg::" + kernel, launched)) << constants_key(launched);
 }
 
 TEST(OpsTuneGpu, QuantizedDecodeAndMoeLayersGiveTheRulesResultUnderEveryCandidate) {

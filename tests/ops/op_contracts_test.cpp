@@ -47,7 +47,7 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kNeox), "neox");
   EXPECT_EQ(constant_at(reg, "kv_append", contracts::kv_append::kWideSlots), "wide_slots");
   namespace mm = contracts::matmul;
-  for (const char* source : {"matmul", "matmul_skinny", "matmul_gemv"}) {
+  for (const char* source : {"matmul", "matmul_skinny", "matmul_gemv", "matmul_stream"}) {
     EXPECT_EQ(constant_at(reg, source, mm::kBias), "has_bias") << source;
     EXPECT_EQ(constant_at(reg, source, mm::kFloatOut), "float_out") << source;
     EXPECT_EQ(constant_at(reg, source, mm::kEpilogue), "epilogue") << source;
@@ -57,6 +57,7 @@ TEST(OpContracts, BuiltinConstantsSitAtTheirContractIndices) {
   EXPECT_EQ(constant_at(reg, "matmul", mm::kTileN), "tile_n");
   EXPECT_EQ(constant_at(reg, "matmul_skinny", mm::kSkinnyCols), "skinny_cols");
   EXPECT_EQ(constant_at(reg, "matmul_gemv", mm::kGemvWarps), "gemv_warps");
+  EXPECT_EQ(constant_at(reg, "matmul_stream", mm::kStreamStages), "stream_stages");
   namespace qc = contracts::quantized;
   for (const char* source : {"quantize", "quantized_matmul"}) {
     EXPECT_EQ(constant_at(reg, source, qc::kBits), "bits") << source;
@@ -102,13 +103,13 @@ extern "C" __global__ void unnamed(int* out) { *out = flag; }
 TEST(OpContracts, BuiltinsCompileAgainstTheirContracts) {
   Registry reg(test::sm90_options());
   for (const char* entry :
-       {"rms_norm_bf16",    "layer_norm_f16",       "softmax_f32",     "rope_f32",
-        "add_f16",          "scale_bf16",           "cast_f32_bf16",   "gelu_f32",
-        "swiglu_f16",       "embedding_f16_i64",    "gemv_bf16",       "row_max_f16",
-        "argmax_f32",       "transpose_2",          "kv_append_bf16",  "matmul_tma_bf16",
-        "matmul_tile_f16",  "matmul_skinny_bf16",   "matmul_gemv_f16", "quantize_f32",
-        "dequantize_bf16",  "quantized_matmul_f16", "moe_route_f32",   "moe_dispatch",
-        "moe_combine_bf16", "moe_matmul_f16"}) {
+       {"rms_norm_bf16",    "layer_norm_f16",       "softmax_f32",        "rope_f32",
+        "add_f16",          "scale_bf16",           "cast_f32_bf16",      "gelu_f32",
+        "swiglu_f16",       "embedding_f16_i64",    "gemv_bf16",          "row_max_f16",
+        "argmax_f32",       "transpose_2",          "kv_append_bf16",     "matmul_tma_bf16",
+        "matmul_tile_f16",  "matmul_skinny_bf16",   "matmul_gemv_f16",    "quantize_f32",
+        "dequantize_bf16",  "quantized_matmul_f16", "moe_route_f32",      "moe_dispatch",
+        "moe_combine_bf16", "moe_matmul_f16",       "matmul_stream_bf16", "matmul_split_sum_f16"}) {
     EXPECT_NO_THROW(reg.compile(entry)) << entry;
   }
 }

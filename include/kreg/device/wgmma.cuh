@@ -209,7 +209,7 @@ struct Wgmma<256, TransposeB> {
   KREG_WGMMA_RUN(256, half, "f16")
 };
 
-/// d (+)= a b for one m64nNk16 tile with both operands in shared memory, N of 128 or 256.
+/// d (+)= a b for one m64nNk16 tile with both operands in shared memory, N of 16, 128 or 256.
 /// `TransposeA` 1 reads A as MN-major (M contiguous), 0 as K-major; `TransposeB` as for Wgmma.
 template <int N, int TransposeA, int TransposeB>
 struct WgmmaShared;
@@ -228,6 +228,15 @@ struct WgmmaShared;
                    "n"(TransposeB));  \
   }
 
+#define KREG_WGMMA_D16 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define KREG_WGMMA_OUT16                                                                    \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), \
+      "+f"(d[1][2]), "+f"(d[1][3])
+#define KREG_WGMMA_SS_AT_16_0 "8"
+#define KREG_WGMMA_SS_AT_16_1 "9"
+#define KREG_WGMMA_SS_AT_16_2 "10"
+#define KREG_WGMMA_SS_AT_16_3 "11"
+#define KREG_WGMMA_SS_AT_16_4 "12"
 #define KREG_WGMMA_SS_AT_128_0 "64"
 #define KREG_WGMMA_SS_AT_128_1 "65"
 #define KREG_WGMMA_SS_AT_128_2 "66"
@@ -239,6 +248,12 @@ struct WgmmaShared;
 #define KREG_WGMMA_SS_AT_256_3 "131"
 #define KREG_WGMMA_SS_AT_256_4 "132"
 #define KREG_WGMMA_SS_AT(N, k) KREG_WGMMA_SS_AT_##N##_##k
+
+template <int TransposeA, int TransposeB>
+struct WgmmaShared<16, TransposeA, TransposeB> {
+  KREG_WGMMA_SS_RUN(16, bfloat16, "bf16")
+  KREG_WGMMA_SS_RUN(16, half, "f16")
+};
 
 template <int TransposeA, int TransposeB>
 struct WgmmaShared<128, TransposeA, TransposeB> {

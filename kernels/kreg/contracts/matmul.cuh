@@ -1,6 +1,6 @@
 #pragma once
-// What kernels/matmul.cu, kernels/matmul_skinny.cu, kernels/matmul_gemv.cu and ops::matmul
-// agree on (see activation.cuh).
+// What kernels/matmul.cu, kernels/matmul_skinny.cu, kernels/matmul_gemv.cu,
+// kernels/matmul_stream.cu and ops::matmul agree on (see activation.cuh).
 //
 // Every kernel computes out = epilogue(A B + bias) over A [m, k] and B [k, n], float
 // accumulators, with out [m, n] row-major.
@@ -33,6 +33,9 @@ inline constexpr int kSkinnyWarps = 303;
 // int, default 8: warps a block of the one-row kernel, 2, 4, 8 or 16 (fewer: longer runs of k
 // a warp, and more blocks a multiprocessor).
 inline constexpr int kGemvWarps = 304;
+// int, default 8: stages of the streaming kernel's ring, 4, 6 or 8 (fewer: less shared memory a
+// block, fewer bytes of the weight in flight).
+inline constexpr int kStreamStages = 305;
 
 inline constexpr int kNone = 0;
 inline constexpr int kGelu = 1;      // x * Phi(x), with the error function
@@ -84,5 +87,37 @@ inline constexpr unsigned kGemvCols = 16;
 template <class T>
 using MatmulSkinny = void(const T* a, const T* b, const T* bias, const T* other, void* out, int m,
                           int n, int k, long long a_row, long long b_row, long long ld_other);
+
+// The streaming kernel (matmul_stream, sm_90a), for 2 to kSkinnyRows rows of A (decode) with
+// B K-major: B's rows (out's columns) flow through the copy engine into a ring of
+// kStreamStages shared-memory stages, kStreamCols rows by kTileK a stage, beside a box of A's
+// rows (kSkinnyRows of them, zeros past m); one warpgroup multiplies with wgmma, B's rows as
+// the 64-row operand and A's as the 16 columns. A block of kStreamThreads (the warpgroup and
+// one warp that feeds the ring) takes kStreamCols columns of out over the k-tiles
+// [y * tiles / Y, (y + 1) * tiles / Y) for blockIdx.y = y of gridDim.y = Y. With Y = 1 it
+// finishes its columns itself and `partial` is null; otherwise it writes its float sums to
+// `partial` ([Y, m, n], row-major) and matmul_split_sum, launched after it, adds the Y ranges
+// and finishes out. A's map has boxes of kTileK x kSkinnyRows, B's kTileK x kStreamCols.
+inline constexpr unsigned kStreamCols = 64;
+inline constexpr unsigned kStreamThreads = 160;
+// The shared memory a block asks for, by stages: the ring, 1024 bytes to align it, the
+// barriers, and the block's sums turned round.
+template <int Stages>
+inline constexpr unsigned kStreamSharedBytes = Stages * (kStreamCols + kSkinnyRows) * kTileK * 2 +
+                                               1024 + 2 * 8 * Stages +
+                                               kSkinnyRows * (kStreamCols + 1) * 4;
+
+template <class T>
+using MatmulStream = void(contracts::TensorMap a_map, contracts::TensorMap b_map, const T* bias,
+                          const T* other, void* out, float* partial, int m, int n, int k,
+                          long long ld_other);
+
+// The sum of matmul_stream's ranges: one thread a pair of neighbouring columns of a row of out,
+// blocks of kSplitSumThreads, over `splits` float partials [splits, m, n].
+inline constexpr unsigned kSplitSumThreads = 256;
+
+template <class T>
+using MatmulSplitSum = void(const float* partial, const T* bias, const T* other, void* out, int m,
+                            int n, int splits, long long ld_other);
 
 }  // namespace kreg::contracts::matmul
