@@ -71,20 +71,12 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kTmaThreads, 1)
   extern __shared__ __align__(1024) unsigned char ring[];
   // Swizzled tiles must start on 1024 bytes; the op asks for that much more.
   const unsigned base = (shared_address(ring) + 1023) & ~1023u;
-  const unsigned bars = base + kStages * kStageBytes;
-  auto full = [&](unsigned s) { return bars + 8 * s; };
-  auto empty = [&](unsigned s) { return bars + 8 * (kStages + s); };
+  const StageRing<kStages> ring_bars{base + kStages * kStageBytes};
   const int warpgroup = static_cast<int>(threadIdx.x / 128);
   const int m0 = static_cast<int>(blockIdx.x) * static_cast<int>(mc::kTileM);
   const int n0 = static_cast<int>(blockIdx.y) * tile_n;
   const int tiles = (k + static_cast<int>(mc::kTileK) - 1) / static_cast<int>(mc::kTileK);
-  if (threadIdx.x == 0) {
-    for (unsigned s = 0; s < kStages; ++s) {
-      barrier_init(full(s), 1);
-      barrier_init(empty(s), 8);  // lane 0 of each warp that multiplies
-    }
-    barrier_init_fence();
-  }
+  if (threadIdx.x == 0) ring_bars.init(8);  // lane 0 of each warp that multiplies
   __syncthreads();
 
   if (warpgroup == 0) {
@@ -93,27 +85,26 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kTmaThreads, 1)
     tensor_map_prefetch(&a_map);
     tensor_map_prefetch(&b_map);
     for (int t = 0; t < tiles; ++t) {
-      const unsigned s = static_cast<unsigned>(t) % kStages;
-      if (t >= static_cast<int>(kStages)) {
-        barrier_wait(empty(s), (static_cast<unsigned>(t) / kStages - 1) & 1);
-      }
+      ring_bars.wait_empty(t);
+      const unsigned s = ring_bars.stage(t);
+      const unsigned full = ring_bars.full(s);
       const unsigned a_tile = base + s * kStageBytes;
       const unsigned b_tile = a_tile + kABytes;
       const int k0 = t * static_cast<int>(mc::kTileK);
-      barrier_expect(full(s), kStageBytes);
+      barrier_expect(full, kStageBytes);
       if constexpr (a_major_m) {
-        tensor_copy_2d(a_tile, &a_map, m0, k0, full(s));
-        tensor_copy_2d(a_tile + kSlabBytes, &a_map, m0 + 64, k0, full(s));
+        tensor_copy_2d(a_tile, &a_map, m0, k0, full);
+        tensor_copy_2d(a_tile + kSlabBytes, &a_map, m0 + 64, k0, full);
       } else {
-        tensor_copy_2d(a_tile, &a_map, k0, m0, full(s));
+        tensor_copy_2d(a_tile, &a_map, k0, m0, full);
       }
       if constexpr (b_major_n) {
 #pragma unroll
         for (int j = 0; j < tile_n / 64; ++j) {
-          tensor_copy_2d(b_tile + j * kSlabBytes, &b_map, n0 + 64 * j, k0, full(s));
+          tensor_copy_2d(b_tile + j * kSlabBytes, &b_map, n0 + 64 * j, k0, full);
         }
       } else {
-        tensor_copy_2d(b_tile, &b_map, k0, n0, full(s));
+        tensor_copy_2d(b_tile, &b_map, k0, n0, full);
       }
     }
     return;
@@ -127,8 +118,8 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kTmaThreads, 1)
 #pragma unroll
   for (int g = 0; g < tile_n / 8; ++g) d[g][0] = d[g][1] = d[g][2] = d[g][3] = 0.0f;
   for (int t = 0; t < tiles; ++t) {
-    const unsigned s = static_cast<unsigned>(t) % kStages;
-    barrier_wait(full(s), (static_cast<unsigned>(t) / kStages) & 1);
+    const unsigned s = ring_bars.stage(t);
+    ring_bars.wait_full(t);
     // Either way a warpgroup's 64 rows of A start 8 KiB into the tile: 64 rows of 128 bytes
     // (K-major), or the second box (M-major).
     const unsigned a_tile = base + s * kStageBytes + half_tile * kSlabBytes;
@@ -149,7 +140,7 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kTmaThreads, 1)
     // The products of tile t may still run; those of tile t - 1 are done, so its stage is free.
     wgmma_wait<1>();
     wgmma_hold(d);
-    if (t > 0 && lane == 0) barrier_arrive(empty(static_cast<unsigned>(t - 1) % kStages));
+    if (t > 0 && lane == 0) barrier_arrive(ring_bars.empty(ring_bars.stage(t - 1)));
   }
   wgmma_wait<0>();
   wgmma_hold(d);

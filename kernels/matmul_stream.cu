@@ -72,11 +72,10 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kStreamThreads)
   extern __shared__ __align__(1024) unsigned char ring[];
   // Swizzled tiles must start on 1024 bytes; the op asks for that much more.
   const unsigned base = (shared_address(ring) + 1023) & ~1023u;
-  const unsigned bars = base + kStages * kStageBytes;
-  auto full = [&](unsigned s) { return bars + 8 * s; };
-  auto empty = [&](unsigned s) { return bars + 8 * (kStages + s); };
+  const StageRing<kStages> ring_bars{base + kStages * kStageBytes};
   // out's transpose for this block, [row of A][column of out], after the barriers.
-  float* sums = reinterpret_cast<float*>(ring + (bars + 16 * kStages - shared_address(ring)));
+  float* sums =
+      reinterpret_cast<float*>(ring + (ring_bars.bars + 16 * kStages - shared_address(ring)));
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int n0 = static_cast<int>(blockIdx.x * kCols);
@@ -88,13 +87,7 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kStreamThreads)
   // The sum kernel (when there is one) may start on the multiprocessors: it waits for this
   // grid's end before it reads.
   release_dependent_grid();
-  if (threadIdx.x == 0) {
-    for (unsigned s = 0; s < kStages; ++s) {
-      barrier_init(full(s), 1);
-      barrier_init(empty(s), 4);  // lane 0 of each warp that multiplies
-    }
-    barrier_init_fence();
-  }
+  if (threadIdx.x == 0) ring_bars.init(4);  // lane 0 of each warp that multiplies
   __syncthreads();
 
   if (warp == 4) {
@@ -102,16 +95,15 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kStreamThreads)
     tensor_map_prefetch(&a_map);
     tensor_map_prefetch(&b_map);
     for (int t = 0; t < count; ++t) {
-      const unsigned s = static_cast<unsigned>(t) % kStages;
-      if (t >= static_cast<int>(kStages)) {
-        barrier_wait(empty(s), (static_cast<unsigned>(t) / kStages - 1) & 1);
-      }
+      ring_bars.wait_empty(t);
+      const unsigned s = ring_bars.stage(t);
+      const unsigned full = ring_bars.full(s);
       const unsigned b_tile = base + s * kStageBytes;
       const unsigned a_tile = b_tile + kBBytes;
       const int k0 = (first + t) * static_cast<int>(mc::kTileK);
-      barrier_expect(full(s), kStageBytes);
-      tensor_copy_2d(b_tile, &b_map, k0, n0, full(s));
-      tensor_copy_2d(a_tile, &a_map, k0, 0, full(s));
+      barrier_expect(full, kStageBytes);
+      tensor_copy_2d(b_tile, &b_map, k0, n0, full);
+      tensor_copy_2d(a_tile, &a_map, k0, 0, full);
     }
     return;
   }
@@ -120,9 +112,8 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kStreamThreads)
 #pragma unroll
   for (unsigned g = 0; g < kRows / 8; ++g) d[g][0] = d[g][1] = d[g][2] = d[g][3] = 0.0f;
   for (int t = 0; t < count; ++t) {
-    const unsigned s = static_cast<unsigned>(t) % kStages;
-    barrier_wait(full(s), (static_cast<unsigned>(t) / kStages) & 1);
-    const unsigned b_tile = base + s * kStageBytes;
+    ring_bars.wait_full(t);
+    const unsigned b_tile = base + ring_bars.stage(t) * kStageBytes;
     const unsigned a_tile = b_tile + kBBytes;
     wgmma_fence();
 #pragma unroll
@@ -136,7 +127,7 @@ __global__ void __launch_bounds__(kreg::contracts::matmul::kStreamThreads)
     // The products of tile t may still run; those of tile t - 1 are done, so its stage is free.
     wgmma_wait<1>();
     wgmma_hold(d);
-    if (t > 0 && lane == 0) barrier_arrive(empty(static_cast<unsigned>(t - 1) % kStages));
+    if (t > 0 && lane == 0) barrier_arrive(ring_bars.empty(ring_bars.stage(t - 1)));
   }
   wgmma_wait<0>();
   wgmma_hold(d);

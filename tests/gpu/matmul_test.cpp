@@ -32,6 +32,11 @@ std::string describe(const Case& c) {
          (c.float_out ? ", float32 out" : "");
 }
 
+// Every epilogue the ops take.
+constexpr ops::Epilogue kEpilogues[] = {ops::Epilogue::None,     ops::Epilogue::Gelu,
+                                        ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
+                                        ops::Epilogue::SiluGate, ops::Epilogue::Residual};
+
 double activate(ops::Epilogue e, double x, double other) {
   const double silu = x / (1.0 + std::exp(-x));
   switch (e) {
@@ -191,9 +196,7 @@ TYPED_TEST(MatmulGpu, DecodeRowsAgainstAWeight) {
 // blocks finish their own columns.
 TYPED_TEST(MatmulGpu, FewRowsEveryEpilogueWithAndWithoutRangesOfK) {
   for (const auto& [m, n, k] : {std::tuple{5, 131, 1032}, std::tuple{16, 1001, 128}}) {
-    for (const ops::Epilogue e :
-         {ops::Epilogue::None, ops::Epilogue::Gelu, ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
-          ops::Epilogue::SiluGate, ops::Epilogue::Residual}) {
+    for (const ops::Epilogue e : kEpilogues) {
       Case c;
       c.m = m;
       c.n = n;
@@ -228,9 +231,7 @@ TYPED_TEST(MatmulGpu, OneRowEveryEpilogueAndPartialWindows) {
     c.k = k;
     this->check(c);
   }
-  for (const ops::Epilogue e :
-       {ops::Epilogue::None, ops::Epilogue::Gelu, ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
-        ops::Epilogue::SiluGate, ops::Epilogue::Residual}) {
+  for (const ops::Epilogue e : kEpilogues) {
     Case c;
     c.m = 1;
     c.n = 33;
@@ -293,10 +294,7 @@ TYPED_TEST(MatmulGpu, OddSizesTakeTheTileKernel) {
 }
 
 TYPED_TEST(MatmulGpu, BiasAndEveryEpilogueOnEachKernel) {
-  const std::vector<ops::Epilogue> epilogues = {ops::Epilogue::None,     ops::Epilogue::Gelu,
-                                                ops::Epilogue::GeluTanh, ops::Epilogue::Silu,
-                                                ops::Epilogue::SiluGate, ops::Epilogue::Residual};
-  for (const ops::Epilogue e : epilogues) {
+  for (const ops::Epilogue e : kEpilogues) {
     for (const auto& [m, n, k] :
          {std::tuple{5, 96, 256}, std::tuple{200, 136, 192}, std::tuple{20, 36, 70}}) {
       Case c;
@@ -368,7 +366,8 @@ TYPED_TEST(MatmulGpu, StridedViewsAreCopiedAndSlicesReadInPlace) {
       for (int j = 0; j < 48; ++j) {
         double want = 0.0;
         for (int p = 0; p < 64; ++p) {
-          want += ax[static_cast<std::size_t>(first_row + i) * 128 + p * step] *
+          want += ax[static_cast<std::size_t>(first_row + i) * 128 +
+                     static_cast<std::size_t>(p) * step] *
                   bx[static_cast<std::size_t>(p) * 48 + j];
         }
         const double g = static_cast<float>(got[static_cast<std::size_t>(i) * 48 + j]);

@@ -45,6 +45,12 @@ double distance(const std::vector<double>& got, const std::vector<double>& want)
   return std::sqrt(err / std::max(norm, 1e-30));
 }
 
+// Whether the device has the ops' wgmma and copy-engine kernels.
+bool on_hopper() {
+  const std::string arch = device_registry().arch();
+  return arch == "sm_90" || arch == "sm_90a";
+}
+
 std::vector<double> widen(const Array& a) {
   std::vector<double> out;
   for (const bfloat16 v : a.to_vector<bfloat16>()) out.push_back(static_cast<float>(v));
@@ -121,8 +127,7 @@ TEST(OpsTuneGpu, DecodeMatmulTimesEveryCandidateAndThenLaunchesTheWinner) {
   const TuneOptions options = checking(out, want, 1e-2, checks);
   // On sm_90 the streaming kernel (8, 4 or 6 stages), elsewhere the skinny one (32 or 16
   // columns, 16, 8 or 4 warps).
-  const std::string arch = device_registry().arch();
-  const bool hopper = arch == "sm_90" || arch == "sm_90a";
+  const bool hopper = on_hopper();
   const std::string kernel = hopper ? "matmul_stream_bf16" : "matmul_skinny_bf16";
   const std::size_t candidates = hopper ? 3 : 6;
   const std::vector<ops::OpTuning> tuned = ops::tune(call, options);
@@ -228,8 +233,7 @@ TEST(OpsTuneGpu, AttentionPrefillGivesTheRulesResultWithEitherChoice) {
   EXPECT_EQ(t[0].bucket, "q512_k512_b1_h" + std::to_string(heads));
   // Hopper: the copy-engine kernel, its consumers taking turns or not; elsewhere 4 warps (the
   // default), or 8.
-  const std::string arch = device_registry().arch();
-  const bool hopper = arch == "sm_90" || arch == "sm_90a";
+  const bool hopper = on_hopper();
   expect_tuned(t[0], 2, hopper ? "attention_tma_bf16" : "attention_bf16");
   EXPECT_EQ(checks, 2);
 }

@@ -45,6 +45,40 @@ __device__ inline void barrier_wait(unsigned bar, unsigned parity) {
   } while (done == 0);
 }
 
+/// The barriers of a ring of `Stages` shared-memory stages that one thread has the copy engine
+/// fill and the consuming warps hand back, 16 bytes a stage at `bars`: a stage's `full` barrier
+/// completes when its bytes have landed, its `empty` one when every consumer has arrived.
+/// Fill t (0, 1, ...) of the ring goes to stage t % Stages, in round t / Stages.
+template <unsigned Stages>
+struct StageRing {
+  unsigned bars;
+
+  __device__ unsigned full(unsigned s) const { return bars + 8 * s; }
+  __device__ unsigned empty(unsigned s) const { return bars + 8 * (Stages + s); }
+  __device__ static unsigned stage(int t) { return static_cast<unsigned>(t) % Stages; }
+
+  /// By one thread, before a block barrier: `consumers` arrivals hand a stage back.
+  __device__ void init(unsigned consumers) const {
+    for (unsigned s = 0; s < Stages; ++s) {
+      barrier_init(full(s), 1);
+      barrier_init(empty(s), consumers);
+    }
+    barrier_init_fence();
+  }
+
+  /// The feeder, before fill t: waits for the round before to be handed back.
+  __device__ void wait_empty(int t) const {
+    if (t >= static_cast<int>(Stages)) {
+      barrier_wait(empty(stage(t)), (static_cast<unsigned>(t) / Stages - 1) & 1);
+    }
+  }
+
+  /// A consumer, before reading fill t.
+  __device__ void wait_full(int t) const {
+    barrier_wait(full(stage(t)), (static_cast<unsigned>(t) / Stages) & 1);
+  }
+};
+
 /// Brings a tensor map into the copy engine's cache ahead of its first use.
 __device__ inline void tensor_map_prefetch(const void* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
