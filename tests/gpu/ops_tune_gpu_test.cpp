@@ -4,6 +4,7 @@
 // result for the others), the winner is the fastest, a second tuning times nothing, and the op
 // then launches the winner. Each run poisons its output first.
 #include "gpu/poison.hpp"
+#include "ops/wgmma_target.hpp"
 #include "test_support.hpp"
 
 #include <kreg/cache.hpp>
@@ -45,10 +46,9 @@ double distance(const std::vector<double>& got, const std::vector<double>& want)
   return std::sqrt(err / std::max(norm, 1e-30));
 }
 
-// Whether the device has the ops' wgmma and copy-engine kernels.
+// Whether the device takes the ops' wgmma and copy-engine kernels, as the ops decide it.
 bool on_hopper() {
-  const std::string arch = device_registry().arch();
-  return arch == "sm_90" || arch == "sm_90a";
+  return ops::targets_wgmma(device_registry());
 }
 
 std::vector<double> widen(const Array& a) {
